@@ -1,0 +1,55 @@
+# Copyright: ascend.sglang contributors
+# Apache License 2.0
+"""Errors of the planner: every finding names the group, host and variable at fault."""
+
+from __future__ import annotations
+
+import dataclasses
+
+
+@dataclasses.dataclass(frozen=True)
+class Finding:
+    message: str
+    group: str | None = None
+    host: str | None = None
+    variable: str | None = None
+
+    def __str__(self) -> str:
+        where = []
+        if self.group:
+            where.append(f"group '{self.group}'")
+        if self.host:
+            where.append(f"host '{self.host}'")
+        if self.variable:
+            where.append(f"variable '{self.variable}'")
+        return (", ".join(where) + ": " if where else "") + self.message
+
+
+class PlanError(Exception):
+    """One or more findings that make the plan impossible; nothing is written."""
+
+    def __init__(self, findings: list[Finding]):
+        self.findings = list(findings)
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        if len(self.findings) == 1:
+            return f"sglang plan rejected: {self.findings[0]}"
+        lines = [f"sglang plan rejected ({len(self.findings)} problems):"]
+        lines += [f"  - {f}" for f in self.findings]
+        return "\n".join(lines)
+
+
+class Collector:
+    """Gathers findings so that one run reports every problem, not just the first."""
+
+    def __init__(self) -> None:
+        self.findings: list[Finding] = []
+
+    def add(self, message: str, group: str | None = None, host: str | None = None,
+            variable: str | None = None) -> None:
+        self.findings.append(Finding(message, group, host, variable))
+
+    def raise_if_any(self) -> None:
+        if self.findings:
+            raise PlanError(self.findings)

@@ -1,0 +1,320 @@
+# Copyright: ascend.sglang contributors
+# Apache License 2.0
+"""The planner: profile + inventory -> one record per service, per host.
+
+Pure and typed; no Ansible import.  Everything host-specific (ranks, node counts,
+dist-init addresses, ports, bootstrap ports, the MemFabric store URL, NIC variables and
+the router's upstreams) is computed here and nowhere else.  Every problem found is
+collected and reported at once; a plan is returned only when it is complete.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Mapping
+
+from ansible_collections.ascend.sglang.plugins.module_utils._errors import Collector
+from ansible_collections.ascend.sglang.plugins.module_utils._profile import (
+    EXPANDING, FROM_INVENTORY, NODE_DEVICES, PLACEHOLDER, ArgValue, CannEnv, Profile, RoleSpec,
+    parse_args_map,
+)
+from ansible_collections.ascend.sglang.plugins.module_utils._topology import (
+    Instance, Inventory, check_membership, split_instances,
+)
+
+SERVER_MODULE = "sglang.launch_server"
+ROUTER_MODULE = "sglang_router.launch_router"
+BENCH_MODULE = "sglang.bench_serving"
+
+# Router used in front of PD-mixed replicas (regular mode); the documents start none.
+DEFAULT_MIXED_ROUTER = RoleSpec(
+    role="router", nnodes=1, documented_instances=1, port=6688, bootstrap_port=None, dist_init_port=None,
+    devices_per_node=None, base_gpu_id=0, env={},
+    args={"--worker-urls": "{worker_urls}", "--policy": "cache_aware", "--host": "127.0.0.1",
+          "--port": "{port}"},
+    cann=CannEnv(),
+)
+
+
+@dataclasses.dataclass
+class Service:
+    name: str
+    role: str
+    instance: int
+    node_rank: int
+    nnodes: int
+    inventory_host: str
+    host: str
+    port: int
+    bootstrap_port: int | None
+    dist_init_addr: str | None
+    argv: list[str]
+    env: dict[str, str]
+    health_url: str | None
+    ready_url: str | None
+    instance_key: str
+    depends_on: list[str]
+    listens: dict[str, int]
+
+
+@dataclasses.dataclass
+class HostPlan:
+    host_tuning: dict[str, Any]
+    cann: dict[str, list[str]]
+    services: list[Service]
+
+
+@dataclasses.dataclass
+class Plan:
+    profile: str
+    title: str
+    deploy_mode: str
+    releases: dict[str, str]
+    hosts: dict[str, HostPlan]
+    router_upstreams: dict[str, list[dict[str, Any]]]
+    bench: dict[str, Any] | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def _fmt(value: Any) -> str:
+    return str(value)
+
+
+def _fill(text: str, values: Mapping[str, Any]) -> str:
+    return PLACEHOLDER.sub(lambda m: _fmt(values[m.group(1)]), text)
+
+
+def render_args(args: Mapping[str, ArgValue], values: Mapping[str, Any],
+                expansions: Mapping[str, list[list[str]]]) -> list[str]:
+    """Flag map -> argv tokens; ``true`` is a bare flag, lists are several values."""
+    argv: list[str] = []
+    for flag, value in args.items():
+        if value is True:
+            argv.append(flag)
+        elif isinstance(value, list):
+            argv.append(flag)
+            argv.extend(_fill(_fmt(v), values) for v in value)
+        else:
+            text = _fmt(value)
+            whole = PLACEHOLDER.fullmatch(text)
+            if whole and whole.group(1) in EXPANDING:
+                for group in expansions.get(whole.group(1), []):
+                    argv.append(flag)
+                    argv.extend(group)
+            else:
+                argv.extend([flag, _fill(text, values)])
+    return argv
+
+
+def _apply_overrides(spec: RoleSpec, overrides: Mapping[str, Any], errors: Collector) -> RoleSpec:
+    """Per-role inventory overrides of flags and env: a value replaces, null removes."""
+    role_over = overrides.get(spec.role) or {}
+    if not isinstance(role_over, Mapping):
+        errors.add("must be a mapping with 'args' and/or 'env'", variable=f"sglang_overrides.{spec.role}")
+        return spec
+    unknown = set(role_over) - {"args", "env"}
+    if unknown:
+        errors.add(f"unknown keys {sorted(unknown)} (use 'args' and 'env')", variable=f"sglang_overrides.{spec.role}")
+    args = dict(spec.args)
+    raw_args = role_over.get("args") or {}
+    removed = [f for f, v in raw_args.items() if v is None]
+    kept = parse_args_map({f: v for f, v in raw_args.items() if v is not None},
+                          f"sglang_overrides.{spec.role}.args", errors, "inventory")
+    for flag in removed:
+        args.pop(flag, None)
+    args.update(kept)
+    env = dict(spec.env)
+    for key, value in (role_over.get("env") or {}).items():
+        if value is None:
+            env.pop(str(key), None)
+        else:
+            env[str(key)] = str(value)
+    return dataclasses.replace(spec, args=args, env=env)
+
+
+def _check_devices(profile: Profile, spec: RoleSpec, errors: Collector) -> None:
+    node = NODE_DEVICES.get(profile.hardware, 0)
+    per_node = spec.devices_per_node or node
+    tp = spec.tp_size
+    if tp is None:
+        errors.add(f"the {spec.role} launch has no numeric --tp-size", group=spec.role,
+                   variable=f"roles.{spec.role}.args.--tp-size")
+        return
+    if per_node > node:
+        errors.add(f"devices_per_node {per_node} exceeds the {node} NPUs of an {profile.hardware} node",
+                   group=spec.role, variable=f"roles.{spec.role}.devices_per_node")
+    if spec.base_gpu_id + per_node > node:
+        errors.add(f"--base-gpu-id {spec.base_gpu_id} + {per_node} devices exceeds the {node} NPUs of an "
+                   f"{profile.hardware} node", group=spec.role, variable=f"roles.{spec.role}.base_gpu_id")
+    if tp != per_node * spec.nnodes:
+        errors.add(f"--tp-size {tp} does not match {per_node} NPUs per {profile.hardware} node x {spec.nnodes} "
+                   f"node(s) = {per_node * spec.nnodes}", group=spec.role, variable="--tp-size")
+
+
+def _inventory_values(profile: Profile, inv: Inventory, errors: Collector) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for name in sorted(profile.placeholders() & set(FROM_INVENTORY)):
+        var = FROM_INVENTORY[name]
+        value = inv.variables.get(var)
+        if value in (None, ""):
+            errors.add(f"profile '{profile.id}' needs it ({{{name}}} in its launch flags)", variable=var)
+        values[name] = value
+    return values
+
+
+def plan(profile: Profile, inv: Inventory) -> Plan:
+    """Compute every service of the deployment; raises PlanError listing all problems."""
+    errors = Collector()
+    check_membership(inv, profile.server_roles, errors)
+    overrides = inv.variables.get("sglang_overrides") or {}
+    if not isinstance(overrides, Mapping):
+        errors.add("must be a mapping of role -> {args, env}", variable="sglang_overrides")
+        overrides = {}
+    for role in overrides:
+        if role not in ("prefill", "decode", "mixed", "router"):
+            errors.add(f"unknown role '{role}'", variable=f"sglang_overrides.{role}")
+    specs = {role: _apply_overrides(spec, overrides, errors) for role, spec in profile.roles.items()}
+    router_hosts = inv.groups["router"]
+    if profile.deploy_mode == "pd_separation" and not router_hosts:
+        errors.add("PD separation needs a router host in front of its prefill and decode instances", group="router")
+    if router_hosts and "router" not in specs:
+        specs["router"] = _apply_overrides(DEFAULT_MIXED_ROUTER, overrides, errors)
+    for role in profile.server_roles:
+        _check_devices(profile, specs[role], errors)
+    inv_values = _inventory_values(profile, inv, errors)
+    instances = {role: split_instances(inv, role, specs[role].nnodes, errors) for role in profile.server_roles}
+    errors.raise_if_any()
+
+    python = str(inv.variables.get("sglang_python") or "python3")
+    router_python = str(inv.variables.get("sglang_router_python") or "python3")
+    store_url = None
+    if profile.memfabric_store_port:
+        first_prefill = instances["prefill"][0].rank0 if instances.get("prefill") else None
+        if first_prefill:
+            store_url = f"tcp://{first_prefill.address}:{profile.memfabric_store_port}"
+
+    hosts: dict[str, HostPlan] = {}
+    upstreams: dict[str, list[dict[str, Any]]] = {"prefill": [], "decode": [], "mixed": []}
+    rank0_names: list[str] = []
+    for role in profile.server_roles:
+        spec = specs[role]
+        for inst in instances[role]:
+            bootstrap = spec.bootstrap_port + inst.index if spec.bootstrap_port is not None else None
+            dist_init = f"{inst.rank0.address}:{spec.dist_init_port}" if spec.dist_init_port else None
+            for rank, host in enumerate(inst.hosts):
+                values = dict(inv_values)
+                values.update(
+                    host=host.address, port=spec.port, bootstrap_port=bootstrap, nnodes=inst.nnodes,
+                    node_rank=rank, dist_init_addr=dist_init,
+                    socket_ifname=(host.nic if inst.nnodes > 1 else "lo"),
+                    memfabric_store_url=store_url,
+                )
+                name = f"sglang-{role}-i{inst.index}-r{rank}"
+                listens = {"http": spec.port}
+                if bootstrap is not None and rank == 0:
+                    listens["bootstrap"] = bootstrap
+                if dist_init and rank == 0:
+                    listens["dist_init"] = spec.dist_init_port
+                if store_url and role == "prefill" and inst.index == 0 and rank == 0:
+                    listens["memfabric_store"] = profile.memfabric_store_port
+                svc = Service(
+                    name=name, role=role, instance=inst.index, node_rank=rank, nnodes=inst.nnodes,
+                    inventory_host=host.name, host=host.address, port=spec.port, bootstrap_port=bootstrap,
+                    dist_init_addr=dist_init,
+                    argv=[python, "-m", SERVER_MODULE] + render_args(spec.args, values, {}),
+                    env={k: _fill(v, values) for k, v in spec.env.items()},
+                    health_url=f"http://{host.address}:{spec.port}/health" if rank == 0 else None,
+                    ready_url=None, instance_key=inst.key, depends_on=[], listens=listens,
+                )
+                hosts.setdefault(host.name, HostPlan(host_tuning=dict(profile.host_tuning), cann={}, services=[]))
+                _merge_cann(hosts[host.name], spec.cann)
+                hosts[host.name].services.append(svc)
+            rank0_names.append(f"sglang-{role}-i{inst.index}-r0")
+            entry = {"instance": inst.index, "host": inst.rank0.name, "url": f"http://{inst.rank0.address}:{spec.port}"}
+            if bootstrap is not None:
+                entry["bootstrap_port"] = bootstrap
+            upstreams[role].append(entry)
+
+    expansions = {
+        "prefill_upstreams": [[u["url"]] + ([str(u["bootstrap_port"])] if "bootstrap_port" in u else [])
+                              for u in upstreams["prefill"]],
+        "decode_upstreams": [[u["url"]] for u in upstreams["decode"]],
+        "worker_urls": [[u["url"] for u in upstreams["mixed"]]] if upstreams["mixed"] else [],
+    }
+    router_spec = specs.get("router") if router_hosts else None
+    for index, name in enumerate(router_hosts):
+        if router_spec is None:
+            break
+        host = inv.hosts[name]
+        values = dict(inv_values, port=router_spec.port, host=host.address)
+        argv = [router_python, "-m", ROUTER_MODULE] + render_args(router_spec.args, values, expansions)
+        bind = str(router_spec.args.get("--host", "127.0.0.1"))
+        probe = "127.0.0.1" if bind in ("0.0.0.0", "::") else _fill(bind, values)
+        mini_lb = router_spec.args.get("--mini-lb") is True
+        svc = Service(
+            name=f"sglang-router-i{index}", role="router", instance=index, node_rank=0, nnodes=1,
+            inventory_host=name, host=probe, port=router_spec.port, bootstrap_port=None, dist_init_addr=None,
+            argv=argv, env={k: _fill(v, values) for k, v in router_spec.env.items()},
+            health_url=f"http://{probe}:{router_spec.port}/health",
+            # The Python mini load balancer has no readiness endpoint; the Rust router does.
+            ready_url=None if mini_lb else f"http://{probe}:{router_spec.port}/readiness",
+            instance_key=f"router-i{index}", depends_on=list(rank0_names),
+            listens={"http": router_spec.port},
+        )
+        hosts.setdefault(name, HostPlan(host_tuning={}, cann={}, services=[]))
+        hosts[name].services.append(svc)
+
+    _check_ports(hosts, errors)
+    errors.raise_if_any()
+    return Plan(profile=profile.id, title=profile.title, deploy_mode=profile.deploy_mode,
+                releases=_releases(profile, inv), hosts=hosts,
+                router_upstreams={k: v for k, v in upstreams.items() if v},
+                bench=_bench(profile, inv, router_hosts, router_spec, instances, python))
+
+
+def _merge_cann(host: HostPlan, cann: CannEnv) -> None:
+    merged = host.cann or {k: [] for k in cann.as_dict()}
+    for key, items in cann.as_dict().items():
+        for item in items:
+            if item not in merged[key]:
+                merged[key].append(item)
+    host.cann = merged
+
+
+def _check_ports(hosts: Mapping[str, HostPlan], errors: Collector) -> None:
+    for name, host in hosts.items():
+        used: dict[int, str] = {}
+        for svc in host.services:
+            for what, port in svc.listens.items():
+                if port in used:
+                    errors.add(f"port {port} is used twice: {used[port]} and {svc.name} {what}",
+                               group=svc.role, host=name, variable="port")
+                used.setdefault(port, f"{svc.name} {what}")
+
+
+def _releases(profile: Profile, inv: Inventory) -> dict[str, str]:
+    releases = dict(profile.releases)
+    if inv.variables.get("sglang_release"):
+        releases["sglang"] = str(inv.variables["sglang_release"])
+    if inv.variables.get("sglang_router_release"):
+        releases["sglang_router"] = str(inv.variables["sglang_router_release"])
+    return releases
+
+
+def _bench(profile: Profile, inv: Inventory, router_hosts: list[str], router_spec: RoleSpec | None,
+           instances: Mapping[str, list[Instance]], python: str) -> dict[str, Any] | None:
+    """The documented benchmark, aimed at the deployment's entry point."""
+    if not profile.bench_args:
+        return None
+    if router_hosts and router_spec is not None:
+        host, port = router_hosts[0], router_spec.port
+        bind = str(router_spec.args.get("--host", "127.0.0.1"))
+        address = "127.0.0.1" if bind in ("0.0.0.0", "::") else bind
+    else:
+        first = instances["mixed"][0]
+        host, port, address = first.rank0.name, profile.roles["mixed"].port, first.rank0.address
+    values = {"entry_host": address, "entry_port": port}
+    argv = [python, "-m", BENCH_MODULE] + render_args(profile.bench_args, values, {})
+    return {"host": host, "address": address, "port": port, "argv": argv}
