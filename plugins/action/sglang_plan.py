@@ -50,5 +50,6 @@ class ActionModule(ActionBase):
                           findings=[{"message": f.message, "group": f.group, "host": f.host,
                                      "variable": f.variable} for f in exc.findings])
             return result
-        result.update(changed=False, ansible_facts={"sglang_plan": result_plan.as_dict()})
+        # Returned as a result, not as a fact: playbooks register it and set_fact sglang_plan.
+        result.update(changed=False, plan=result_plan.as_dict())
         return result

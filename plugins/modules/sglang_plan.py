@@ -43,23 +43,22 @@ EXAMPLES = r"""
     profile: deepseek_r1_pd32
   delegate_to: localhost
   run_once: true
+  register: planned
 
 - name: Show the decode rank 1 command
   ansible.builtin.debug:
-    msg: "{{ sglang_plan.hosts['decode1'].services[0].argv | join(' ') }}"
+    msg: "{{ planned.plan.hosts['decode1'].services[0].argv | join(' ') }}"
 """
 
 RETURN = r"""
-ansible_facts:
-  description: The plan, as fact C(sglang_plan).
+plan:
+  description: >-
+    The plan: C(profile), C(title), C(deploy_mode), C(releases), C(hosts) (inventory hostname ->
+    C(host_tuning), C(cann), C(services)), C(router_upstreams) and C(bench). Each service has C(name),
+    C(role), C(instance), C(node_rank), C(nnodes), C(inventory_host), C(host), C(port), C(bootstrap_port),
+    C(dist_init_addr), C(argv), C(env), C(health_url), C(ready_url), C(instance_key), C(depends_on), C(listens).
   returned: success
   type: dict
-  contains:
-    sglang_plan:
-      description: >-
-        C(profile), C(title), C(deploy_mode), C(releases), C(hosts) (inventory hostname ->
-        C(host_tuning), C(cann), C(services)), C(router_upstreams) and C(bench).
-      type: dict
 findings:
   description: Every problem found, each with message, group, host and variable.
   returned: failure

@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""Profile index: prints README's profile table and (re)writes one playbook per profile.
+
+  .venv/bin/python scripts/profiles.py table            # markdown table for README.md
+  .venv/bin/python scripts/profiles.py playbooks        # write playbooks/<profile>.yml
+  .venv/bin/python scripts/profiles.py check            # exit 1 if README or playbooks are stale
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+import conftest  # noqa: E402,F401  (puts the collection on sys.path)
+
+from ansible_collections.ascend.sglang.plugins.module_utils._profile import (  # noqa: E402
+    Profile, _read_yaml, available_profiles, load_profile, profiles_dir,
+)
+
+TABLE_BEGIN = "<!-- profile-table:begin -->"
+TABLE_END = "<!-- profile-table:end -->"
+ALIAS_PLAYBOOK = {"deepseek_r1_pd32": "deepseek_r1_pd32"}
+
+
+def documented() -> list[Profile]:
+    out = []
+    for pid in available_profiles():
+        if _read_yaml(f"{profiles_dir()}/{pid}.yml").get("alias_of"):
+            continue
+        out.append(load_profile(pid))
+    return out
+
+
+def shape(p: Profile) -> str:
+    """Hosts per group as the document lays them out, and the example inventory of that shape."""
+    parts = []
+    for role in ("prefill", "decode", "mixed"):
+        spec = p.roles.get(role)
+        if spec:
+            per = f" ({spec.documented_instances}x{spec.nnodes}-node)" if spec.nnodes > 1 else ""
+            parts.append(f"{role} {spec.nnodes * spec.documented_instances}{per}")
+    if p.deploy_mode == "pd_separation":
+        parts.append("router 1")
+    return ", ".join(parts)
+
+
+def inventory_of(p: Profile) -> str:
+    if p.deploy_mode == "pd_mixed":
+        if p.hardware == "A2":
+            return "mixed_a2"
+        return "mixed_a3_2node" if p.roles["mixed"].nnodes > 1 else "mixed_a3"
+    pre, dec = p.roles["prefill"], p.roles["decode"]
+    key = (pre.nnodes * pre.documented_instances, pre.nnodes, dec.nnodes * dec.documented_instances, dec.nnodes)
+    return {(2, 1, 2, 2): "example", (1, 1, 1, 1): "pd16", (2, 2, 2, 2): "pd_2x2node", (1, 1, 2, 2): "pd24"}[key]
+
+
+def published(p: Profile) -> str:
+    fig = p.published.get("figures") or {}
+    summary = p.published.get("summary") or {}
+    tpot = fig.get("mean_tpot_ms") or summary.get("tpot_ms")
+    tps = fig.get("output_tps_per_card")
+    if tpot is None and tps is None:
+        return "not published"
+    return f"{tpot if tpot is not None else '-'} ms / {tps if tps is not None else '-'}"
+
+
+def table() -> str:
+    rows = [
+        "| Playbook (`playbooks/<id>.yml`) | Model | HW | Cards | Mode | Dataset (in/out) | TPOT target | "
+        "Published TPOT / output tok/s per card | Quant | Hosts (example inventory) | SGLang / router |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for p in documented():
+        ds = p.dataset
+        mode = "PD separation" if p.deploy_mode == "pd_separation" else "PD mixed"
+        rows.append(
+            f"| `{p.id}` | {p.model} | {p.hardware} | {p.cards} | {mode} | {ds.get('name')} "
+            f"({ds.get('input_len')}/{ds.get('output_len')}) | {p.tpot_target_ms:g} ms | {published(p)} | "
+            f"{p.quantization} | {shape(p)} (`inventories/{inventory_of(p)}`) | "
+            f"{p.releases.get('sglang')} / {p.releases.get('sglang_router')} |")
+    return "\n".join(rows)
+
+
+def playbook_text(pid: str, p: Profile) -> str:
+    return (
+        "---\n"
+        f"# {p.title}\n"
+        f"# Hosts: {shape(p)}; example inventory: inventories/{inventory_of(p)}\n"
+        f"#   ansible-playbook -i INVENTORY playbooks/{pid}.yml\n"
+        f"- name: Deploy {p.title}\n"
+        "  ansible.builtin.import_playbook: deploy.yml\n"
+        "  vars:\n"
+        f"    sglang_profile: {pid}\n"
+    )
+
+
+def playbooks() -> dict[Path, str]:
+    out = {ROOT / "playbooks" / f"{p.id}.yml": playbook_text(p.id, p) for p in documented()}
+    for alias in ALIAS_PLAYBOOK:
+        out[ROOT / "playbooks" / f"{alias}.yml"] = playbook_text(alias, load_profile(alias))
+    return out
+
+
+def readme_with_table(text: str) -> str:
+    head, rest = text.split(TABLE_BEGIN, 1)
+    _, tail = rest.split(TABLE_END, 1)
+    return f"{head}{TABLE_BEGIN}\n{table()}\n{TABLE_END}{tail}"
+
+
+def main(argv: list[str]) -> int:
+    cmd = argv[1] if len(argv) > 1 else "table"
+    readme = ROOT / "README.md"
+    if cmd == "table":
+        print(table())
+    elif cmd == "playbooks":
+        for path, text in playbooks().items():
+            path.write_text(text, encoding="utf-8")
+        readme.write_text(readme_with_table(readme.read_text(encoding="utf-8")), encoding="utf-8")
+    elif cmd == "check":
+        stale = [str(p.relative_to(ROOT)) for p, t in playbooks().items()
+                 if not p.exists() or p.read_text(encoding="utf-8") != t]
+        if readme.read_text(encoding="utf-8") != readme_with_table(readme.read_text(encoding="utf-8")):
+            stale.append("README.md (profile table)")
+        if stale:
+            print("stale: " + ", ".join(stale) + " (run scripts/profiles.py playbooks)")
+            return 1
+    else:
+        print(__doc__)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

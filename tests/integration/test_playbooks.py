@@ -1,0 +1,164 @@
+"""ansible-playbook against the real collection: render mode, plan rejection, syntax, build."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ansible_collections.ascend.sglang.plugins.module_utils._planner import plan
+from ansible_collections.ascend.sglang.plugins.module_utils._profile import load_profile
+from ansible_collections.ascend.sglang.plugins.module_utils._topology import build_inventory
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+INVENTORIES = sorted(p.name for p in (ROOT / "inventories").iterdir() if p.is_dir())
+pytestmark = pytest.mark.ansible
+
+
+def ansible(*args: str, cwd: Path = ROOT, check: bool = True) -> subprocess.CompletedProcess:
+    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0", ANSIBLE_RETRY_FILES_ENABLED="0")
+    proc = subprocess.run([str(BIN / args[0]), *args[1:]], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=600)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{' '.join(args)} failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
+    return proc
+
+
+def render(inventory: Path, out: Path, *extra: str, check: bool = True) -> subprocess.CompletedProcess:
+    return ansible("ansible-playbook", "-i", str(inventory), "playbooks/render.yml", "-e", f"sglang_render_dir={out}",
+                   *extra, check=check)
+
+
+def recap_changed(stdout: str) -> int:
+    line = next(line for line in stdout.splitlines() if line.startswith("localhost"))
+    return int(line.split("changed=")[1].split()[0])
+
+
+def python_plan(inventory: str):
+    """The planner run directly on what ansible-inventory reports for an example inventory."""
+    data = json.loads(ansible("ansible-inventory", "-i", f"inventories/{inventory}", "--list").stdout)
+    hostvars = data["_meta"]["hostvars"]
+    groups = {g: data.get(g, {}).get("hosts", []) for g in ("prefill", "decode", "mixed", "router")}
+    group_vars = yaml.safe_load((ROOT / "inventories" / inventory / "group_vars" / "all.yml").read_text())
+    for name, hv in hostvars.items():  # the one template the examples use
+        if hv.get("sglang_host_ip") == "{{ ansible_host }}":
+            hv["sglang_host_ip"] = hv["ansible_host"]
+    return plan(load_profile(group_vars["sglang_profile"]), build_inventory(groups, hostvars, group_vars))
+
+
+_RENDERED: dict[str, tuple[Path, subprocess.CompletedProcess]] = {}
+
+
+@pytest.fixture(scope="session")
+def rendered(tmp_path_factory):
+    """Render each example inventory once per session (ansible runs a module per file: ~0.7 s each)."""
+
+    def get(inventory: str) -> tuple[Path, subprocess.CompletedProcess]:
+        if inventory not in _RENDERED:
+            out = tmp_path_factory.mktemp(f"render-{inventory}")
+            _RENDERED[inventory] = (out, render(ROOT / "inventories" / inventory, out))
+        return _RENDERED[inventory]
+
+    return get
+
+
+@pytest.mark.parametrize("inventory", INVENTORIES)
+def test_render_writes_the_plan(inventory: str, rendered) -> None:
+    out, first = rendered(inventory)
+    expected = python_plan(inventory)
+    written = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
+    want = []
+    for host, host_plan in expected.hosts.items():
+        want += [f"{host}/cann_env.sh", f"{host}/sysctl.conf"]
+        for svc in host_plan.services:
+            want += [f"{host}/{svc.name}.{ext}" for ext in ("json", "env", "sh", "service")]
+            record = json.loads((out / host / f"{svc.name}.json").read_text())
+            assert record == {"role": svc.role, "instance": svc.instance, "node_rank": svc.node_rank,
+                              "argv": svc.argv, "env": svc.env}
+            launcher = (out / host / f"{svc.name}.sh").read_text()
+            subprocess.run(["bash", "-n", str(out / host / f"{svc.name}.sh")], check=True)
+            assert launcher.count("--") >= svc.argv.count("--") and "exec " in launcher
+            unit = (out / host / f"{svc.name}.service").read_text()
+            assert f"ExecStart=/usr/local/libexec/sglang/{svc.name}.sh" in unit
+        subprocess.run(["bash", "-n", str(out / host / "cann_env.sh")], check=True)
+    assert written == sorted(want)
+    assert recap_changed(first.stdout) > 0
+
+
+def test_second_render_changes_nothing(rendered) -> None:
+    out, _ = rendered("example")
+    second = render(ROOT / "inventories" / "example", out)
+    assert recap_changed(second.stdout) == 0, second.stdout[-3000:]
+
+
+def test_example_render_matches_the_documented_pd32_layout(rendered) -> None:
+    out, _ = rendered("example")
+    records = {p.relative_to(out).as_posix(): json.loads(p.read_text()) for p in out.rglob("*.json")}
+    d0 = records["a3-decode-0/sglang-decode-i0-r0.json"]["argv"]
+    d1 = records["a3-decode-1/sglang-decode-i0-r1.json"]["argv"]
+    assert d0[d0.index("--dist-init-addr") + 1] == d1[d1.index("--dist-init-addr") + 1] == "198.51.100.21:5000"
+    assert (d0[d0.index("--node-rank") + 1], d1[d1.index("--node-rank") + 1]) == ("0", "1")
+    router = records["router-0/sglang-router-i0.json"]["argv"]
+    assert router[router.index("--prefill"):router.index("--host")] == [
+        "--prefill", "http://198.51.100.11:8000", "8998", "--prefill", "http://198.51.100.12:8000", "8999",
+        "--decode", "http://198.51.100.21:8001"]
+    env = records["a3-decode-1/sglang-decode-i0-r1.json"]["env"]
+    assert env["HCCL_SOCKET_IFNAME"] == "enp189s0f0"
+    assert env["ASCEND_MF_STORE_URL"] == "tcp://198.51.100.11:24669"
+
+
+def test_rejected_plan_stops_before_writing(tmp_path: Path) -> None:
+    inv = tmp_path / "inv.yml"
+    inv.write_text(yaml.safe_dump({"all": {
+        "vars": {"sglang_model_path": "/m"},
+        "children": {
+            "prefill": {"hosts": {"p0": {"sglang_host_ip": "10.0.0.1"}, "p1": {"sglang_host_ip": "10.0.0.2"}}},
+            "decode": {"hosts": {f"d{i}": {"sglang_host_ip": f"10.0.1.{i}", "sglang_nic": "ib0"} for i in range(3)}},
+            "router": {"hosts": {"r0": {}}},
+        }}}))
+    out = tmp_path / "render"
+    proc = render(inv, out, "-e", "sglang_profile=deepseek_r1_pd32", check=False)
+    assert proc.returncode != 0
+    text = proc.stdout + proc.stderr
+    assert "group 'decode', host 'd2', variable 'roles.decode.nnodes'" in text
+    assert not out.exists()
+
+
+def test_unknown_profile_is_named(tmp_path: Path) -> None:
+    proc = render(ROOT / "inventories" / "example", tmp_path / "x", "-e", "sglang_profile=deepseek_r1_pd33",
+                  check=False)
+    assert proc.returncode != 0 and "variable 'sglang_profile': unknown profile 'deepseek_r1_pd33'" in proc.stdout
+
+
+def test_playbook_syntax() -> None:
+    playbooks = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "playbooks").glob("*.yml"))
+    assert len(playbooks) == 41 + 3  # one per profile (40 + the pd32 alias) + deploy, plan, render
+    ansible("ansible-playbook", "-i", "inventories/example", "--syntax-check", *playbooks)
+
+
+def test_every_role_documents_its_arguments() -> None:
+    for role in (ROOT / "roles").iterdir():
+        spec = yaml.safe_load((role / "meta" / "argument_specs.yml").read_text())
+        assert "main" in spec["argument_specs"], role.name
+
+
+def test_collection_builds(tmp_path: Path) -> None:
+    ansible("ansible-galaxy", "collection", "build", "--output-path", str(tmp_path), str(ROOT))
+    assert list(tmp_path.glob("ascend-sglang-*.tar.gz"))
+
+
+def test_readme_lists_every_profile_with_its_playbook() -> None:
+    readme = (ROOT / "README.md").read_text()
+    for path in (ROOT / "profiles").glob("*.yml"):
+        pid = path.stem
+        assert (ROOT / "playbooks" / f"{pid}.yml").exists(), pid
+        if not yaml.safe_load(path.read_text()).get("alias_of"):
+            assert f"| `{pid}` |" in readme, pid
+    assert shutil.which("bash")

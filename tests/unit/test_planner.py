@@ -1,0 +1,245 @@
+"""Planner unit tests: pure Python, no Ansible."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.ascend.sglang.plugins.module_utils._errors import PlanError
+from ansible_collections.ascend.sglang.plugins.module_utils._planner import plan
+from ansible_collections.ascend.sglang.plugins.module_utils._profile import load_profile
+from ansible_collections.ascend.sglang.plugins.module_utils._topology import build_inventory
+
+PD32 = "deepseek_r1_a3_32c_pd_6k_1k6_20ms"  # 2 x 1-node prefill, 1 x 2-node decode, router
+PD24 = "qwen3_235b_a3_24c_pd_3k5_1k5_50ms"  # EAGLE3 + expert location, 1 prefill, 2-node decode
+MIXED_A3 = "qwen3_32b_a3_2c_mixed_3k5_1k5_50ms"  # single-node, tp 4 (2 cards)
+MIXED_2NODE = "qwen3_480b_a3_16c_mixed_3k5_1k5_50ms"
+QWEN35 = "qwen3_5_397b_a3_8c_mixed_16k_1k_50ms"  # server port 6688, the router's default port
+
+
+def inventory(prefill=0, decode=0, mixed=0, router=0, nic="ens1", **variables):
+    groups, hostvars = {}, {}
+    for role, count, net in (("prefill", prefill, 1), ("decode", decode, 2), ("mixed", mixed, 3), ("router", router, 9)):
+        groups[role] = [f"{role}{i}" for i in range(count)]
+        for i, name in enumerate(groups[role]):
+            hostvars[name] = {"ansible_host": f"192.168.{net}.{i + 1}", "sglang_host_ip": f"10.{net}.{i // 250}.{i % 250 + 1}"}
+            if nic:
+                hostvars[name]["sglang_nic"] = nic
+    variables.setdefault("sglang_model_path", "/models/m")
+    variables.setdefault("sglang_draft_model_path", "/models/draft")
+    variables.setdefault("sglang_init_expert_location", "/models/experts.pt")
+    return build_inventory(groups, hostvars, variables)
+
+
+def services(p, role=None):
+    return [s for h in p.hosts.values() for s in h.services if role in (None, s.role)]
+
+
+def flag(argv, name):
+    i = argv.index(name)
+    return argv[i + 1]
+
+
+def findings_of(exc):
+    return [(f.group, f.host, f.variable) for f in exc.value.findings]
+
+
+def test_pd32_layout_ranks_ports_and_addresses():
+    p = plan(load_profile(PD32), inventory(prefill=2, decode=2, router=1))
+    prefill = services(p, "prefill")
+    decode = services(p, "decode")
+    assert [(s.name, s.node_rank, s.nnodes) for s in prefill] == [("sglang-prefill-i0-r0", 0, 1),
+                                                                   ("sglang-prefill-i1-r0", 0, 1)]
+    assert [s.bootstrap_port for s in prefill] == [8998, 8999]
+    assert [flag(s.argv, "--disaggregation-bootstrap-port") for s in prefill] == ["8998", "8999"]
+    assert [(s.name, s.node_rank) for s in decode] == [("sglang-decode-i0-r0", 0), ("sglang-decode-i0-r1", 1)]
+    assert {flag(s.argv, "--dist-init-addr") for s in decode} == {"10.2.0.1:5000"}
+    assert [flag(s.argv, "--node-rank") for s in decode] == ["0", "1"]
+    assert all(flag(s.argv, "--nnodes") == "2" for s in decode)
+    assert all(s.env["ASCEND_MF_STORE_URL"] == "tcp://10.1.0.1:24669" for s in prefill + decode)
+    assert all(s.env["HCCL_SOCKET_IFNAME"] == s.env["GLOO_SOCKET_IFNAME"] == "lo" for s in prefill)
+    assert all(s.env["HCCL_SOCKET_IFNAME"] == "ens1" for s in decode)
+    assert decode[0].health_url == "http://10.2.0.1:8001/health" and decode[1].health_url is None
+    router = services(p, "router")[0]
+    argv = router.argv[3:]
+    assert argv[argv.index("--prefill"):argv.index("--host")] == [
+        "--prefill", "http://10.1.0.1:8000", "8998", "--prefill", "http://10.1.0.2:8000", "8999",
+        "--decode", "http://10.2.0.1:8001"]
+    assert router.depends_on == ["sglang-prefill-i0-r0", "sglang-prefill-i1-r0", "sglang-decode-i0-r0"]
+    assert p.bench["host"] == "router0" and flag(p.bench["argv"], "--port") == "6688"
+
+
+def test_fleet_of_prefill_instances_gets_consecutive_bootstrap_ports():
+    p = plan(load_profile(PD32), inventory(prefill=4, decode=4, router=1))
+    assert [s.bootstrap_port for s in services(p, "prefill")] == [8998, 8999, 9000, 9001]
+    decode = services(p, "decode")
+    assert [(s.instance, s.node_rank) for s in decode] == [(0, 0), (0, 1), (1, 0), (1, 1)]
+    assert [flag(s.argv, "--dist-init-addr") for s in decode] == ["10.2.0.1:5000"] * 2 + ["10.2.0.3:5000"] * 2
+    router_argv = services(p, "router")[0].argv
+    assert router_argv.count("--prefill") == 4 and router_argv.count("--decode") == 2
+
+
+def test_mixed_fleet_behind_a_router_uses_worker_urls():
+    p = plan(load_profile(MIXED_A3), inventory(mixed=6, router=1))
+    mixed = services(p, "mixed")
+    assert len(mixed) == 6 and {s.nnodes for s in mixed} == {1}
+    assert [s.instance for s in mixed] == list(range(6))
+    router = services(p, "router")[0]
+    assert "--pd-disaggregation" not in router.argv
+    i = router.argv.index("--worker-urls")
+    assert router.argv[i + 1:i + 7] == [f"http://10.3.0.{k}:7239" for k in range(1, 7)]
+    assert p.bench["host"] == "router0"
+
+
+def test_mixed_without_router_is_benchmarked_on_its_own_address():
+    p = plan(load_profile(MIXED_A3), inventory(mixed=1))
+    assert p.bench["host"] == "mixed0"
+    assert flag(p.bench["argv"], "--host") == "10.3.0.1" and flag(p.bench["argv"], "--port") == "7239"
+
+
+def test_two_node_mixed_instance():
+    p = plan(load_profile(MIXED_2NODE), inventory(mixed=2))
+    mixed = services(p, "mixed")
+    assert [flag(s.argv, "--dist-init-addr") for s in mixed] == ["10.3.0.1:5000", "10.3.0.1:5000"]
+    assert [flag(s.argv, "--host") for s in mixed] == ["10.3.0.1", "10.3.0.2"]
+    assert flag(mixed[0].argv, "--tp-size") == "32"
+
+
+def test_sixty_four_node_fleet():
+    p = plan(load_profile(PD32), inventory(prefill=32, decode=32, router=1))
+    prefill, decode = services(p, "prefill"), services(p, "decode")
+    assert len(prefill) == 32 and len(decode) == 32
+    assert len({s.name for s in prefill + decode}) == 64
+    for s in decode:
+        rank0 = decode[s.instance * 2]
+        assert flag(s.argv, "--dist-init-addr") == f"{rank0.host}:5000"
+        assert s.node_rank == decode.index(s) % 2
+    assert services(p, "router")[0].argv.count("--decode") == 16
+    assert services(p, "router")[0].argv.count("--prefill") == 32
+
+
+def test_host_address_prefers_sglang_host_ip_then_ansible_host_then_name():
+    groups = {"mixed": ["a", "b", "c"], "router": []}
+    hostvars = {"a": {"ansible_host": "192.168.0.1", "sglang_host_ip": "10.0.0.1"},
+                "b": {"ansible_host": "192.168.0.2"},
+                "c": {}}
+    p = plan(load_profile(MIXED_A3), build_inventory(groups, hostvars, {"sglang_model_path": "/m",
+                                                                        "sglang_draft_model_path": "/d"}))
+    assert [flag(s.argv, "--host") for s in services(p, "mixed")] == ["10.0.0.1", "192.168.0.2", "c"]
+
+
+def test_uneven_host_count_names_group_host_and_variable():
+    with pytest.raises(PlanError) as exc:
+        plan(load_profile(PD32), inventory(prefill=2, decode=3, router=1))
+    assert ("decode", "decode2", "roles.decode.nnodes") in findings_of(exc)
+    assert "3 hosts is not a multiple" in str(exc.value)
+
+
+def test_multi_node_instance_needs_a_nic_per_host():
+    with pytest.raises(PlanError) as exc:
+        plan(load_profile(PD32), inventory(prefill=2, decode=2, router=1, nic=None))
+    assert ("decode", "decode0", "sglang_nic") in findings_of(exc)
+    assert ("decode", "decode1", "sglang_nic") in findings_of(exc)
+    # single-node prefill instances use lo and need none
+    assert not any(group == "prefill" for group, _, _ in findings_of(exc))
+
+
+def test_missing_model_and_draft_paths_are_named():
+    with pytest.raises(PlanError) as exc:
+        plan(load_profile(PD24), inventory(prefill=1, decode=2, router=1, sglang_model_path="",
+                                           sglang_draft_model_path=None))
+    variables = {v for _, _, v in findings_of(exc)}
+    assert {"sglang_model_path", "sglang_draft_model_path"} <= variables
+
+
+def test_expert_location_comes_from_the_inventory():
+    p = plan(load_profile(PD24), inventory(prefill=1, decode=2, router=1))
+    assert flag(services(p, "prefill")[0].argv, "--init-expert-location") == "/models/experts.pt"
+
+
+def test_host_in_two_groups_and_duplicate_addresses_are_rejected():
+    inv = inventory(prefill=2, decode=2, router=1)
+    inv.groups["decode"][0] = "prefill1"
+    with pytest.raises(PlanError) as exc:
+        plan(load_profile(PD32), inv)
+    assert ("decode", "prefill1", None) in findings_of(exc)
+
+
+def test_pd_profile_needs_router_and_no_mixed_hosts():
+    with pytest.raises(PlanError) as exc:
+        plan(load_profile(PD32), inventory(prefill=2, decode=2, mixed=1))
+    groups = {g for g, _, _ in findings_of(exc)}
+    assert {"router", "mixed"} <= groups
+
+
+def test_mixed_profile_rejects_prefill_hosts():
+    with pytest.raises(PlanError) as exc:
+        plan(load_profile(MIXED_A3), inventory(mixed=1, prefill=1))
+    assert ("prefill", "prefill0", None) in findings_of(exc)
+
+
+def test_tp_must_match_npus_per_node():
+    inv = inventory(prefill=2, decode=2, router=1, sglang_overrides={"decode": {"args": {"--tp-size": 16}}})
+    with pytest.raises(PlanError) as exc:
+        plan(load_profile(PD32), inv)
+    assert ("decode", None, "--tp-size") in findings_of(exc)
+    assert "16 NPUs per A3 node x 2 node(s) = 32" in str(exc.value)
+
+
+def test_fewer_devices_only_where_the_profile_says_so():
+    profile = load_profile(MIXED_A3)
+    assert profile.roles["mixed"].devices_per_node == 4
+    inv = inventory(mixed=1, sglang_overrides={"mixed": {"args": {"--tp-size": 8}}})
+    with pytest.raises(PlanError):
+        plan(profile, inv)
+
+
+def test_override_changes_only_the_role_it_names():
+    base = plan(load_profile(PD32), inventory(prefill=2, decode=2, router=1))
+    changed = plan(load_profile(PD32), inventory(prefill=2, decode=2, router=1, sglang_overrides={
+        "decode": {"args": {"--max-running-requests": 48, "--tokenizer-worker-num": None},
+                   "env": {"HCCL_BUFFSIZE": "700"}}}))
+    before = {s.name: (s.argv, s.env) for s in services(base)}
+    after = {s.name: (s.argv, s.env) for s in services(changed)}
+    differing = sorted(n for n in before if before[n] != after[n])
+    assert differing == ["sglang-decode-i0-r0", "sglang-decode-i0-r1"]
+    decode = services(changed, "decode")[0]
+    assert flag(decode.argv, "--max-running-requests") == "48"
+    assert "--tokenizer-worker-num" not in decode.argv and decode.env["HCCL_BUFFSIZE"] == "700"
+
+
+def test_bad_override_flag_is_rejected_with_its_variable():
+    inv = inventory(prefill=2, decode=2, router=1, sglang_overrides={"decode": {"args": {"-max-running": 4}},
+                                                                     "decoder": {}})
+    with pytest.raises(PlanError) as exc:
+        plan(load_profile(PD32), inv)
+    variables = {v for _, _, v in findings_of(exc)}
+    assert "sglang_overrides.decode.args.-max-running" in variables and "sglang_overrides.decoder" in variables
+
+
+def test_router_on_a_server_host_with_the_same_port_clashes():
+    inv = inventory(mixed=1, router=0)
+    inv.groups["router"].append("mixed0")
+    with pytest.raises(PlanError) as exc:
+        plan(load_profile(QWEN35), inv)
+    assert ("router", "mixed0", "port") in findings_of(exc)
+
+
+def test_every_problem_is_reported_at_once():
+    with pytest.raises(PlanError) as exc:
+        plan(load_profile(PD32), inventory(prefill=2, decode=3, router=0, sglang_model_path=None))
+    assert len(exc.value.findings) >= 3
+    assert str(exc.value).startswith("sglang plan rejected (")
+
+
+def test_release_override():
+    p = plan(load_profile(PD32), inventory(prefill=2, decode=2, router=1, sglang_release="0.5.9"))
+    assert p.releases == {"sglang": "0.5.9", "sglang_router": "0.3.0"}
+
+
+def test_plan_is_json_serialisable():
+    import json
+
+    p = plan(load_profile(PD32), inventory(prefill=2, decode=2, router=1))
+    data = json.loads(json.dumps(p.as_dict()))
+    assert set(data["hosts"]) == {"prefill0", "prefill1", "decode0", "decode1", "router0"}
+    assert data["hosts"]["router0"]["host_tuning"] == {} and data["hosts"]["router0"]["cann"] == {}

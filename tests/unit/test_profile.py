@@ -1,0 +1,58 @@
+"""Profile loading and checking."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from ansible_collections.ascend.sglang.plugins.module_utils._errors import PlanError
+from ansible_collections.ascend.sglang.plugins.module_utils._profile import (
+    NODE_DEVICES, available_profiles, load_profile, profiles_dir,
+)
+
+
+def test_all_profiles_load():
+    ids = available_profiles()
+    assert len(ids) == 41  # 40 documented configurations + the deepseek_r1_pd32 alias
+    for pid in ids:
+        profile = load_profile(pid)
+        assert profile.hardware in NODE_DEVICES
+        assert profile.releases["sglang"] and profile.releases["sglang_router"]
+
+
+def test_alias_and_reused_deployment():
+    assert load_profile("deepseek_r1_pd32").id == "deepseek_r1_a3_32c_pd_3k5_1k5_50ms"
+    reused = load_profile("deepseek_r1_a3_32c_pd_3k9_1k_20ms")
+    donor = load_profile("deepseek_r1_a3_32c_pd_6k_1k6_20ms")
+    assert reused.roles == donor.roles
+    assert reused.bench_args["--random-input-len"] == 3900
+    assert any(d.get("inherited_from") == donor.id for d in reused.deviations)
+
+
+def test_unknown_profile_names_the_variable():
+    with pytest.raises(PlanError) as exc:
+        load_profile("deepseek_r1_pd33")
+    assert exc.value.findings[0].variable == "sglang_profile"
+    assert "similar: " in str(exc.value)
+
+
+def _write(tmp_path, pid, mutate):
+    data = yaml.safe_load(open(f"{profiles_dir()}/qwen3_480b_a3_16c_mixed_3k5_1k5_50ms.yml"))
+    data["id"] = pid
+    mutate(data)
+    (tmp_path / f"{pid}.yml").write_text(yaml.safe_dump(data))
+
+
+@pytest.mark.parametrize("mutate, variable", [
+    (lambda d: d["roles"]["mixed"]["args"].update({"tp-size": 32}), "roles.mixed.args.tp-size"),
+    (lambda d: d["roles"]["mixed"].update(nnodes="two"), "roles.mixed.nnodes"),
+    (lambda d: d["roles"]["mixed"]["args"].pop("--dist-init-addr"), "roles.mixed.args.--dist-init-addr"),
+    (lambda d: d["roles"]["mixed"]["env"].update({"X": "{nonsense}"}), "roles.mixed"),
+    (lambda d: d.update(hardware="A4"), "hardware"),
+    (lambda d: d.update(deploy_mode="pd_separation"), "roles.prefill"),
+])
+def test_broken_profiles_are_rejected(tmp_path, mutate, variable):
+    _write(tmp_path, "broken", mutate)
+    with pytest.raises(PlanError) as exc:
+        load_profile("broken", str(tmp_path))
+    assert variable in {f.variable for f in exc.value.findings}
