@@ -3,6 +3,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
+# The real SGLang / sglang-router argument parsers of every supported release (cached in .cache/).
+./tests/validation/setup_parsers.sh
 export ANSIBLE_COLLECTIONS_PATH="$PWD/.collections"
+export SGLANG_PARSERS_REQUIRED=1
 .venv/bin/python scripts/profiles.py check
 .venv/bin/python -m pytest "$@"

@@ -23,3 +23,4 @@ def _collection_root() -> str:
 
 sys.path.insert(0, _collection_root())
 sys.path.insert(0, str(ROOT / "tests" / "golden"))
+sys.path.insert(0, str(ROOT / "tests" / "validation"))

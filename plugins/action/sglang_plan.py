@@ -18,7 +18,7 @@ DEPLOYMENT_VARS = (
     "sglang_release", "sglang_router_release", "sglang_python", "sglang_router_python",
 )
 # Per-host variables the planner reads from hostvars.
-HOST_VARS = ("sglang_host_ip", "ansible_host", "sglang_nic")
+HOST_VARS = ("sglang_host_ip", "ansible_host", "sglang_nic", "sglang_hardware")
 
 
 class ActionModule(ActionBase):

@@ -18,6 +18,8 @@ from ansible_collections.ascend.sglang.plugins.module_utils._profile import (
     EXPANDING, FROM_INVENTORY, NODE_DEVICES, PLACEHOLDER, ArgValue, CannEnv, Profile, RoleSpec,
     parse_args_map,
 )
+from ansible_collections.ascend.sglang.plugins.module_utils._releases import load_release_tables
+from ansible_collections.ascend.sglang.plugins.module_utils._rules import check_role
 from ansible_collections.ascend.sglang.plugins.module_utils._topology import (
     Instance, Inventory, check_membership, split_instances,
 )
@@ -70,6 +72,8 @@ class Plan:
     title: str
     deploy_mode: str
     releases: dict[str, str]
+    supported_releases: dict[str, list[str]]
+    release_changes: list[dict[str, str]]
     hosts: dict[str, HostPlan]
     router_upstreams: dict[str, list[dict[str, Any]]]
     bench: dict[str, Any] | None
@@ -153,6 +157,17 @@ def _check_devices(profile: Profile, spec: RoleSpec, errors: Collector) -> None:
                    f"node(s) = {per_node * spec.nnodes}", group=spec.role, variable="--tp-size")
 
 
+def _check_hardware(profile: Profile, inv: Inventory, errors: Collector) -> None:
+    """An A2 profile never on hosts declared A3 (sglang_hardware) and back."""
+    for role in profile.server_roles:
+        for name in inv.groups[role]:
+            declared = inv.hosts[name].hardware
+            if declared and declared != profile.hardware:
+                errors.add(f"host is an Atlas 800I {declared} but profile '{profile.id}' is for "
+                           f"{profile.hardware} ({NODE_DEVICES.get(profile.hardware)} NPUs per node)",
+                           group=role, host=name, variable="sglang_hardware")
+
+
 def _inventory_values(profile: Profile, inv: Inventory, errors: Collector) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for name in sorted(profile.placeholders() & set(FROM_INVENTORY)):
@@ -183,8 +198,11 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
         specs["router"] = _apply_overrides(DEFAULT_MIXED_ROUTER, overrides, errors)
     for role in profile.server_roles:
         _check_devices(profile, specs[role], errors)
+        check_role(role, specs[role].args, specs[role].env, errors)
+    _check_hardware(profile, inv, errors)
     inv_values = _inventory_values(profile, inv, errors)
     instances = {role: split_instances(inv, role, specs[role].nnodes, errors) for role in profile.server_roles}
+    releases, supported, changes = _render_for_releases(profile, inv, specs, overrides, errors)
     errors.raise_if_any()
 
     python = str(inv.variables.get("sglang_python") or "python3")
@@ -269,7 +287,7 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
     _check_ports(hosts, errors)
     errors.raise_if_any()
     return Plan(profile=profile.id, title=profile.title, deploy_mode=profile.deploy_mode,
-                releases=_releases(profile, inv), hosts=hosts,
+                releases=releases, supported_releases=supported, release_changes=changes, hosts=hosts,
                 router_upstreams={k: v for k, v in upstreams.items() if v},
                 bench=_bench(profile, inv, router_hosts, router_spec, instances, python))
 
@@ -294,13 +312,39 @@ def _check_ports(hosts: Mapping[str, HostPlan], errors: Collector) -> None:
                 used.setdefault(port, f"{svc.name} {what}")
 
 
-def _releases(profile: Profile, inv: Inventory) -> dict[str, str]:
-    releases = dict(profile.releases)
-    if inv.variables.get("sglang_release"):
-        releases["sglang"] = str(inv.variables["sglang_release"])
-    if inv.variables.get("sglang_router_release"):
-        releases["sglang_router"] = str(inv.variables["sglang_router_release"])
-    return releases
+def _render_for_releases(profile: Profile, inv: Inventory, specs: dict[str, RoleSpec],
+                         overrides: Mapping[str, Any], errors: Collector
+                         ) -> tuple[dict[str, str], dict[str, list[str]], list[dict[str, str]]]:
+    """Pick each package's release (profile target, or the inventory's override) and rewrite the
+    documented flags of every role into that release's spelling, in place in ``specs``."""
+    tables = load_release_tables()
+    releases: dict[str, str] = {}
+    supported: dict[str, list[str]] = {}
+    changes: list[dict[str, str]] = []
+    for package, variable, roles in (("sglang", "sglang_release", profile.server_roles),
+                                     ("sglang_router", "sglang_router_release", ("router",))):
+        table = tables[package]
+        present = [r for r in roles if r in specs]
+        flags = {flag for r in present for flag in specs[r].args}
+        supported[package] = table.supported(flags)
+        chosen = str(inv.variables.get(variable) or profile.releases.get(package) or table.reference)
+        releases[package] = chosen
+        if not table.known(chosen):
+            errors.add(f"{table.package} {chosen} is not a release this collection renders for; profile "
+                       f"'{profile.id}' supports: {', '.join(supported[package])}", variable=variable)
+            continue
+        accepted = table.flags(chosen)
+        for role in present:
+            args, notes = table.apply(role, specs[role].args, chosen, variable, errors)
+            specs[role] = dataclasses.replace(specs[role], args=args)
+            changes += notes
+            overridden = (overrides.get(role) or {}).get("args") or {} if isinstance(overrides.get(role), Mapping) else {}
+            for flag in args:
+                if flag not in accepted:
+                    where = f"sglang_overrides.{role}.args.{flag}" if flag in overridden else f"roles.{role}.args.{flag}"
+                    errors.add(f"{table.package} {chosen} has no option {flag} (a typo, or a flag of another "
+                               f"release?)", group=role, variable=where)
+    return releases, supported, changes
 
 
 def _bench(profile: Profile, inv: Inventory, router_hosts: list[str], router_spec: RoleSpec | None,

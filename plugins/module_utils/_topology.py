@@ -23,6 +23,7 @@ class HostFacts:
     name: str
     address: str
     nic: str | None
+    hardware: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,7 +56,9 @@ def host_facts(name: str, hostvars: Mapping[str, Any]) -> HostFacts:
     """A host's address is ``sglang_host_ip``, else ``ansible_host``, else its inventory name."""
     address = hostvars.get("sglang_host_ip") or hostvars.get("ansible_host") or name
     nic = hostvars.get("sglang_nic")
-    return HostFacts(name=name, address=str(address), nic=str(nic) if nic else None)
+    hardware = hostvars.get("sglang_hardware")
+    return HostFacts(name=name, address=str(address), nic=str(nic) if nic else None,
+                     hardware=str(hardware) if hardware else None)
 
 
 def build_inventory(groups: Mapping[str, Any], hostvars: Mapping[str, Mapping[str, Any]],

@@ -243,3 +243,44 @@ def test_plan_is_json_serialisable():
     data = json.loads(json.dumps(p.as_dict()))
     assert set(data["hosts"]) == {"prefill0", "prefill1", "decode0", "decode1", "router0"}
     assert data["hosts"]["router0"]["host_tuning"] == {} and data["hosts"]["router0"]["cann"] == {}
+
+
+def test_typo_in_an_override_flag_is_caught_on_the_controller():
+    inv = inventory(prefill=2, decode=2, router=1, sglang_overrides={"decode": {"args": {"--max-runing-requests": 4}}})
+    with pytest.raises(PlanError) as exc:
+        plan(load_profile(PD32), inv)
+    assert ("decode", None, "sglang_overrides.decode.args.--max-runing-requests") in findings_of(exc)
+    assert "sglang 0.5.6.post2 has no option --max-runing-requests" in str(exc.value)
+
+
+def test_release_rendering_renames_and_records_changes():
+    p = plan(load_profile(PD32), inventory(prefill=2, decode=2, router=1, sglang_release="0.5.23"))
+    decode = services(p, "decode")[0].argv
+    assert "--cuda-graph-bs" not in decode and flag(decode, "--cuda-graph-bs-decode") == "4"
+    assert "--prefill-round-robin-balance" not in decode
+    assert {(c["flag"], c["rendered"]) for c in p.release_changes} == {
+        ("--cuda-graph-bs", "--cuda-graph-bs-decode"), ("--prefill-round-robin-balance", "(dropped)")}
+    assert p.supported_releases["sglang"] == ["0.5.6.post2", "0.5.7", "0.5.8", "0.5.8.post1", "0.5.9", "0.5.23"]
+
+
+def test_flag_newer_than_the_chosen_release_is_an_error():
+    with pytest.raises(PlanError) as exc:
+        plan(load_profile(PD24), inventory(prefill=1, decode=2, router=1, sglang_release="0.5.6.post2"))
+    assert "--speculative-draft-model-quantization needs sglang >= 0.5.7" in str(exc.value)
+    assert ("prefill", None, "sglang_release") in findings_of(exc)
+
+
+def test_unknown_release_is_named():
+    with pytest.raises(PlanError) as exc:
+        plan(load_profile(PD32), inventory(prefill=2, decode=2, router=1, sglang_router_release="0.1.0"))
+    assert (None, None, "sglang_router_release") in findings_of(exc)
+
+
+def test_hardware_mismatch_is_named():
+    inv = inventory(prefill=2, decode=2, router=1)
+    inv = build_inventory(inv.groups, {h.name: {"sglang_host_ip": h.address, "sglang_nic": h.nic,
+                                                "sglang_hardware": "A2" if h.name == "decode1" else "A3"}
+                                       for h in inv.hosts.values()}, inv.variables)
+    with pytest.raises(PlanError) as exc:
+        plan(load_profile(PD32), inv)
+    assert findings_of(exc) == [("decode", "decode1", "sglang_hardware")]

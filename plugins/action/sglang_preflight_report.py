@@ -1,0 +1,66 @@
+# Copyright: ascend.sglang contributors
+# Apache License 2.0
+"""Controller-side aggregation: every host's preflight / doctor findings -> one table, a JSON
+report and an exit status (0 ok, 1 warnings, 2 failures)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from ansible.errors import AnsibleActionFail
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.ascend.sglang.plugins.module_utils._preflight import (
+    SEVERITY_ORDER, aggregate, render_table, report,
+)
+
+FAIL_ON = ("fail", "warn", "never")
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _VALID_ARGS = frozenset(("hosts", "result_var", "json_path", "fail_on", "mode", "include_ok", "profile"))
+    _requires_connection = False
+
+    def run(self, tmp=None, task_vars=None):
+        task_vars = task_vars or {}
+        result = super().run(tmp, task_vars)
+        args = self._task.args
+        fail_on = str(args.get("fail_on") or "fail")
+        if fail_on not in FAIL_ON:
+            raise AnsibleActionFail(f"fail_on must be one of {', '.join(FAIL_ON)}")
+        hosts = args.get("hosts")
+        if hosts is None:
+            raise AnsibleActionFail("hosts: the hosts whose results to aggregate (e.g. the plan's hosts)")
+        var = str(args.get("result_var") or "sglang_preflight_result")
+        hostvars = task_vars.get("hostvars") or {}
+        results = {}
+        for host in hosts:
+            hv = hostvars.get(host) if hasattr(hostvars, "get") else None
+            value = hv.get(var) if hv is not None and hasattr(hv, "get") else None
+            results[str(host)] = dict(value) if isinstance(value, dict) else None
+        mode = str(args.get("mode") or "preflight")
+        doc = report(results, mode=mode, profile=args.get("profile"))
+        findings = aggregate(results)
+        table = render_table(findings, include_ok=bool(args.get("include_ok")))
+        json_path = args.get("json_path")
+        if json_path:
+            path = os.path.abspath(os.path.expanduser(str(json_path)))
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            tmp_path = path + ".tmp"
+            with open(tmp_path, "w", encoding="utf-8") as handle:
+                json.dump(doc, handle, indent=2, sort_keys=True, default=str)
+                handle.write("\n")
+            os.replace(tmp_path, path)
+            result["json_path"] = path
+        counts = doc["counts"]
+        summary = (f"sglang {mode}: {doc['status']} ({counts['fail']} failures, {counts['warn']} warnings, "
+                   f"{len(results)} hosts)")
+        result.update(changed=False, status=doc["status"], exit_code=doc["exit_code"], counts=counts, table=table,
+                      problems=doc["problems"], msg=summary)
+        threshold = {"fail": SEVERITY_ORDER["fail"], "warn": SEVERITY_ORDER["warn"], "never": 99}[fail_on]
+        if doc["exit_code"] >= threshold:
+            result["failed"] = True
+            result["msg"] = summary + "\n" + "\n".join(table)
+        return result

@@ -1,0 +1,700 @@
+# Copyright: ascend.sglang contributors
+# Apache License 2.0
+"""Preflight / doctor checks: (host plan, observed host facts) -> findings.  Pure, no I/O.
+
+The host side (``_host_probe.observe``) only looks; everything that decides what is wrong,
+what was expected and how to fix it is here, so that every failure case is unit-tested
+without a host.  Three steps:
+
+1. ``requirements(host_plan, ctx)``: what must be looked at on the host (paths, NICs, ports,
+   peers, runtimes, units), derived from the host's planned services.
+2. ``_host_probe.observe(requirements, ...)`` on the host (in the module).
+3. ``check_host(host, host_plan, observed, ctx)``: the findings, one per check and subject.
+
+``aggregate`` / ``render_table`` / ``report`` turn every host's findings into one table and a
+JSON document with a status an automation can use (0 ok, 1 warnings, 2 failures).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any, Iterable, Mapping
+
+from ansible_collections.ascend.sglang.plugins.module_utils._npu_smi import (
+    HEALTH_OK, HEALTH_WARNING, compare_versions, normalize_release,
+)
+
+OK, WARN, FAIL = "ok", "warn", "fail"
+SEVERITY_ORDER = {OK: 0, WARN: 1, FAIL: 2}
+EXIT_CODES = {OK: 0, WARN: 1, FAIL: 2}
+STATUS_WORDS = {OK: "ok", WARN: "warnings", FAIL: "failures"}
+# Devices one node offers (the planner's NODE_DEVICES; repeated so this module stays standalone).
+NODE_DEVICES = {"A3": 16, "A2": 8}
+MODES = ("preflight", "doctor")
+DEFAULT_HBM_FREE_RATIO = 0.8
+SERVER_ROLES = ("prefill", "decode", "mixed")
+RUNTIME_PACKAGES = {"router": ("sglang-router", "sglang_router")}
+DEFAULT_PACKAGE = ("sglang", "sglang")
+
+
+@dataclasses.dataclass(frozen=True)
+class Finding:
+    host: str
+    check: str
+    severity: str
+    found: str
+    expected: str
+    fix: str
+    service: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class Context:
+    """What the checks compare against, besides the host plan."""
+
+    mode: str = "preflight"
+    hardware: str | None = None          # profile's hardware (A2 / A3), computed from profiles/<id>.yml
+    releases: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    min_driver_version: str | None = None
+    min_cann_version: str | None = None
+    min_hbm_free_ratio: float | None = None  # None: the service's --mem-fraction-static, else 0.8
+    profile: str | None = None
+
+
+# --------------------------------------------------------------------------- plan helpers
+
+def flag_value(argv: list[str], flag: str) -> str | None:
+    """Value of ``--flag v`` / ``--flag=v`` in an argv, else None."""
+    for i, arg in enumerate(argv):
+        if arg == flag and i + 1 < len(argv):
+            return str(argv[i + 1])
+        if isinstance(arg, str) and arg.startswith(flag + "="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def has_flag(argv: list[str], flag: str) -> bool:
+    return any(a == flag or (isinstance(a, str) and a.startswith(flag + "=")) for a in argv)
+
+
+def _int(text: str | None, default: int) -> int:
+    try:
+        return int(str(text))
+    except (TypeError, ValueError):
+        return default
+
+
+def service_devices(svc: Mapping[str, Any]) -> list[int]:
+    """Devices (npu-smi order) a server service uses on its node: ``--tp-size / nnodes`` from
+    ``--base-gpu-id`` (default 0).  Routers use none."""
+    if svc.get("role") not in SERVER_ROLES:
+        return []
+    argv = [str(a) for a in svc.get("argv") or []]
+    tp = _int(flag_value(argv, "--tp-size") or flag_value(argv, "--tp"), 1)
+    nnodes = _int(flag_value(argv, "--nnodes"), 0) or int(svc.get("nnodes") or 1)
+    base = _int(flag_value(argv, "--base-gpu-id"), 0)
+    per_node = max(tp // max(nnodes, 1), 1)
+    return list(range(base, base + per_node))
+
+
+def _services(host_plan: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return list(host_plan.get("services") or [])
+
+
+def _is_server_host(host_plan: Mapping[str, Any]) -> bool:
+    return any(s.get("role") in SERVER_ROLES for s in _services(host_plan))
+
+
+def _split_addr(addr: str) -> tuple[str, int] | None:
+    """``host:port`` / ``tcp://host:port`` / ``[v6]:port`` -> (host, port)."""
+    text = re.sub(r"^[a-z]+://", "", str(addr).strip())
+    match = re.fullmatch(r"\[([^\]]+)\]:(\d+)", text) or re.fullmatch(r"([^:/]+):(\d+)", text)
+    if not match:
+        return None
+    return match.group(1), int(match.group(2))
+
+
+def _model_paths(svc: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """(path, kind, why) the service reads from disk: kind 'dir' or 'file'."""
+    argv = [str(a) for a in svc.get("argv") or []]
+    out: list[tuple[str, str, str]] = []
+    model = flag_value(argv, "--model-path")
+    if model:
+        out.append((model, "dir", "--model-path"))
+        out.append((model.rstrip("/") + "/config.json", "file", "--model-path config.json"))
+        if (flag_value(argv, "--quantization") or "").lower() == "modelslim":
+            out.append((model.rstrip("/") + "/quant_model_description.json", "file",
+                        "--quantization modelslim needs the model's quant_model_description.json"))
+    draft = flag_value(argv, "--speculative-draft-model-path")
+    if draft:
+        algo = flag_value(argv, "--speculative-algorithm") or "speculative decoding"
+        out.append((draft, "dir", f"--speculative-draft-model-path ({algo} draft model)"))
+        out.append((draft.rstrip("/") + "/config.json", "file", f"{algo} draft model config.json"))
+    experts = flag_value(argv, "--init-expert-location")
+    if experts and experts not in ("trivial",):
+        out.append((experts, "file", "--init-expert-location"))
+    return out
+
+
+def _multi_node_nics(svc: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(variable, NIC) of a multi-node service: HCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME."""
+    if int(svc.get("nnodes") or 1) <= 1:
+        return []
+    env = svc.get("env") or {}
+    out = []
+    for var in ("HCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME"):
+        if env.get(var):
+            out.append((var, str(env[var])))
+    return out
+
+
+def _peer_targets(svc: Mapping[str, Any]) -> list[tuple[str, int, str]]:
+    """(address, port, what) of rank-0 endpoints this service dials at start."""
+    out = []
+    own = str(svc.get("host") or "")
+    if int(svc.get("node_rank") or 0) > 0 and svc.get("dist_init_addr"):
+        split = _split_addr(str(svc["dist_init_addr"]))
+        if split:
+            out.append((split[0], split[1], f"dist-init of {svc.get('role')} instance {svc.get('instance')} rank 0"))
+    store = (svc.get("env") or {}).get("ASCEND_MF_STORE_URL")
+    if store:
+        split = _split_addr(str(store))
+        if split and split[0] != own:
+            out.append((split[0], split[1], "MemFabric store (ASCEND_MF_STORE_URL)"))
+    return out
+
+
+def _runtime(svc: Mapping[str, Any], host_plan: Mapping[str, Any], ctx: Context) -> dict[str, Any] | None:
+    argv = [str(a) for a in svc.get("argv") or []]
+    if not argv:
+        return None
+    package, release_key = RUNTIME_PACKAGES.get(str(svc.get("role")), DEFAULT_PACKAGE)
+    cann = host_plan.get("cann") or {} if svc.get("role") in SERVER_ROLES else {}
+    return {
+        "key": f"{argv[0]}|{package}",
+        "python": argv[0],
+        "package": package,
+        "release_key": release_key,
+        "expected": ctx.releases.get(release_key),
+        "unset": list(cann.get("unset") or []),
+        "sources": list(cann.get("sources") or []),
+        "path_prepend": list(cann.get("path_prepend") or []),
+        "ld_library_path_prepend": list(cann.get("ld_library_path_prepend") or []),
+    }
+
+
+def requirements(host_plan: Mapping[str, Any], ctx: Context) -> dict[str, Any]:
+    """What the host probe must look at for this host plan (all lists, JSON-able)."""
+    paths: dict[str, str] = {}
+    for script in (host_plan.get("cann") or {}).get("sources") or []:
+        paths[str(script)] = "file"
+    nics: set[str] = set()
+    ports: list[int] = []
+    probes: dict[str, dict[str, Any]] = {}
+    runtimes: dict[str, dict[str, Any]] = {}
+    units: list[str] = []
+    health: list[dict[str, str]] = []
+    for svc in _services(host_plan):
+        units.append(str(svc.get("name")))
+        for path, kind, _ in _model_paths(svc):
+            paths[path] = kind
+        for _, nic in _multi_node_nics(svc):
+            nics.add(nic)
+        ports.extend(int(p) for p in (svc.get("listens") or {}).values())
+        for address, port, _ in _peer_targets(svc):
+            probes[f"{address}:{port}"] = {"address": address, "port": port}
+        runtime = _runtime(svc, host_plan, ctx)
+        if runtime and runtime["key"] not in runtimes:
+            runtimes[runtime["key"]] = runtime
+        if ctx.mode == "doctor" and svc.get("health_url"):
+            health.append({"service": str(svc.get("name")), "url": str(svc["health_url"])})
+    return {
+        "npu": _is_server_host(host_plan),
+        "paths": paths,
+        "nics": sorted(nics),
+        "ports": sorted(set(ports)),
+        "probes": list(probes.values()),
+        "runtimes": list(runtimes.values()),
+        "units": units,
+        "health": health,
+    }
+
+
+# --------------------------------------------------------------------------- checks
+
+class _Out:
+    def __init__(self, host: str) -> None:
+        self.host = host
+        self.items: list[Finding] = []
+
+    def add(self, check: str, severity: str, found: str, expected: str, fix: str = "",
+            service: str | None = None) -> None:
+        self.items.append(Finding(self.host, check, severity, found, expected, fix if severity != OK else "", service))
+
+
+def _unit_state(observed: Mapping[str, Any], name: str) -> str:
+    """running / stopped / absent / unknown for a planned service's systemd unit."""
+    unit = (observed.get("units") or {}).get(name)
+    if not unit:
+        return "unknown"
+    if unit.get("active") in ("active", "reloading", "activating"):
+        return "running"
+    if unit.get("load") in ("not-found", None, ""):
+        return "absent"
+    return "stopped"
+
+
+def _owner_is_ours(pid: int | None, observed: Mapping[str, Any], names: set[str]) -> bool:
+    if pid is None:
+        return False
+    owner = (observed.get("owners") or {}).get(str(pid))
+    return bool(owner) and owner.replace(".service", "") in names
+
+
+def _check_npu(out: _Out, host_plan: Mapping[str, Any], observed: Mapping[str, Any], ctx: Context) -> None:
+    npu = observed.get("npu") or {}
+    services = [s for s in _services(host_plan) if s.get("role") in SERVER_ROLES]
+    names = {str(s.get("name")) for s in _services(host_plan)}
+    info = npu.get("info") or {}
+    chips = info.get("chips") or []
+    if not npu.get("available") or not chips:
+        out.add("npu_smi", FAIL, npu.get("error") or "npu-smi info listed no device",
+                "npu-smi info lists the node's NPUs",
+                "install the Ascend driver (npu-smi in PATH, e.g. /usr/local/sbin) and check `npu-smi info` "
+                "as the deployment user; a dcmi error means the driver/firmware is not loaded")
+        return
+    generation = info.get("generation")
+    if ctx.hardware:
+        if generation is None:
+            out.add("hardware", WARN, f"chip '{info.get('chip_name')}', generation unknown", f"Atlas 800I {ctx.hardware}",
+                    "check `npu-smi info` by hand; the profile assumes " + ctx.hardware)
+        elif generation != ctx.hardware:
+            out.add("hardware", FAIL, f"Atlas 800I {generation} ({info.get('chip_name')}, {len(chips)} devices)",
+                    f"Atlas 800I {ctx.hardware} (profile {ctx.profile})",
+                    f"move this host out of the deployment or pick a profile for {generation} hardware")
+        else:
+            out.add("hardware", OK, f"{generation} ({info.get('chip_name')})", ctx.hardware)
+    by_index = {int(c["index"]): c for c in chips}
+    node = NODE_DEVICES.get(ctx.hardware or generation or "", 0)
+    for svc in services:
+        wanted = service_devices(svc)
+        name = str(svc.get("name"))
+        if not wanted:
+            continue
+        missing = [d for d in wanted if d not in by_index]
+        span = f"devices {wanted[0]}-{wanted[-1]}" if len(wanted) > 1 else f"device {wanted[0]}"
+        if missing:
+            out.add("devices", FAIL, f"{len(chips)} devices listed by npu-smi" + (f" (a node has {node})" if node else ""),
+                    f"{span} for --tp-size/--nnodes from --base-gpu-id {wanted[0]}",
+                    "check for devices missing from `npu-smi info` (driver, hot-reset) or lower --tp-size / "
+                    "--base-gpu-id through sglang_overrides", service=name)
+        else:
+            out.add("devices", OK, f"{len(chips)} devices", span, service=name)
+        for index in wanted:
+            chip = by_index.get(index)
+            if chip is None:
+                continue
+            where = f"device {index} (NPU {chip['npu']} chip {chip['chip']})"
+            health = str(chip.get("health") or "")
+            if health == HEALTH_OK:
+                out.add("device_health", OK, f"{where}: OK", "OK", service=name)
+            elif health == HEALTH_WARNING:
+                out.add("device_health", WARN, f"{where}: {health}", "OK",
+                        f"`npu-smi info -t health -i {chip['npu']} -c {chip['chip']}` shows the alarm code; clear it "
+                        "or replace the device before load", service=name)
+            else:
+                out.add("device_health", FAIL, f"{where}: {health or 'unknown'}", "OK",
+                        f"`npu-smi info -t health -i {chip['npu']} -c {chip['chip']}` shows the alarm code; reset or "
+                        "replace the NPU, or move the service off it (--base-gpu-id)", service=name)
+            procs = chip.get("processes") or []
+            foreign = [p for p in procs if not _owner_is_ours(p.get("pid"), observed, names)]
+            if foreign:
+                listed = ", ".join(f"pid {p['pid']} {p['name']}" + (f" ({p['memory_mb']} MB)" if p.get("memory_mb")
+                                                                       is not None else "") for p in foreign)
+                out.add("device_idle", FAIL, f"{where} held by {listed}", "no process on the device",
+                        f"stop it (e.g. `kill {foreign[0]['pid']}`) or move the service to free devices "
+                        "(--base-gpu-id)", service=name)
+            elif procs:
+                out.add("device_idle", OK, f"{where} held by this deployment's {name}", "idle or ours", service=name)
+            else:
+                out.add("device_idle", OK, f"{where} idle", "no process on the device", service=name)
+            used, total = chip.get("hbm_used_mb"), chip.get("hbm_total_mb")
+            if procs and not foreign:
+                continue  # HBM is used by this deployment's own running service
+            if used is None or not total:
+                out.add("hbm_free", WARN, f"{where}: HBM usage not reported", "HBM usage readable",
+                        "check `npu-smi info -t usages -i <npu>` by hand", service=name)
+                continue
+            ratio = ctx.min_hbm_free_ratio
+            source = "sglang_preflight_min_hbm_free_ratio"
+            if ratio is None:
+                mem = flag_value([str(a) for a in svc.get("argv") or []], "--mem-fraction-static")
+                try:
+                    ratio, source = float(mem), "--mem-fraction-static"  # type: ignore[arg-type]
+                except (TypeError, ValueError):
+                    ratio, source = DEFAULT_HBM_FREE_RATIO, "default"
+            free = total - used
+            found = f"{where}: {free} of {total} MB free ({free / total:.0%})"
+            if free < ratio * total:
+                out.add("hbm_free", FAIL, found, f">= {ratio:.0%} free ({source})",
+                        "free the device memory (a process outside npu-smi's table, a leaked context: "
+                        "`npu-smi info -t proc-mem -i <npu>`), or lower --mem-fraction-static", service=name)
+            else:
+                out.add("hbm_free", OK, found, f">= {ratio:.0%} free ({source})", service=name)
+
+
+def _check_versions(out: _Out, observed: Mapping[str, Any], ctx: Context) -> None:
+    driver = observed.get("driver") or {}
+    version = driver.get("version")
+    if not version:
+        out.add("driver", FAIL, f"no driver version ({driver.get('path')}: {driver.get('error') or 'missing'})",
+                "Ascend driver installed" + (f", >= {ctx.min_driver_version}" if ctx.min_driver_version else ""),
+                "install the Ascend NPU driver (Ascend-hdk-*-npu-driver) or point "
+                "sglang_npu_driver_info at its version.info")
+    elif ctx.min_driver_version and compare_versions(version, ctx.min_driver_version) < 0:
+        out.add("driver", FAIL, f"driver {version}", f">= {ctx.min_driver_version} (sglang_min_driver_version)",
+                f"upgrade the NPU driver and firmware to {ctx.min_driver_version} or later")
+    else:
+        out.add("driver", OK, f"driver {version}", f">= {ctx.min_driver_version}" if ctx.min_driver_version else "present")
+    toolkit = observed.get("toolkit") or {}
+    version = toolkit.get("version")
+    if not version:
+        patterns = list(toolkit.get("searched") or [])
+        searched = (patterns[0] + (f" and {len(patterns) - 1} more" if len(patterns) > 1 else "")) if patterns \
+            else "the default paths"
+        out.add("cann", FAIL, f"no CANN toolkit install info (searched {searched})",
+                "CANN toolkit installed" + (f", >= {ctx.min_cann_version}" if ctx.min_cann_version else ""),
+                "install the CANN toolkit (Ascend-cann-toolkit_*.run --install) or point "
+                "sglang_npu_toolkit_info at its ascend_toolkit_install.info")
+    elif ctx.min_cann_version and compare_versions(version, ctx.min_cann_version) < 0:
+        out.add("cann", FAIL, f"CANN {version} ({toolkit.get('path')})", f">= {ctx.min_cann_version} (sglang_min_cann_version)",
+                f"install CANN toolkit {ctx.min_cann_version} or later (and the matching NNAL/ATB, kernels)")
+    else:
+        out.add("cann", OK, f"CANN {version}", f">= {ctx.min_cann_version}" if ctx.min_cann_version else "present")
+
+
+def _path_kind(observed: Mapping[str, Any], path: str) -> str:
+    return str((observed.get("paths") or {}).get(path) or "unknown")
+
+
+def _check_files(out: _Out, host_plan: Mapping[str, Any], observed: Mapping[str, Any]) -> None:
+    for script in (host_plan.get("cann") or {}).get("sources") or []:
+        kind = _path_kind(observed, str(script))
+        if kind == "file":
+            out.add("cann_scripts", OK, f"{script} present", "present")
+        else:
+            out.add("cann_scripts", FAIL, f"{script} {kind}", "readable file (sourced by cann_env.sh)",
+                    "install the package that provides it (CANN toolkit, NNAL/ATB) or correct the profile's "
+                    "cann.sources; the launcher stops on a missing script")
+    seen: set[str] = set()
+    for svc in _services(host_plan):
+        for path, kind, why in _model_paths(svc):
+            if path in seen:
+                continue
+            seen.add(path)
+            found = _path_kind(observed, path)
+            if found == kind:
+                out.add("model", OK, f"{path} present", why, service=str(svc.get("name")))
+                continue
+            parent = path.rsplit("/", 1)[0]
+            if kind == "file" and parent in seen and _path_kind(observed, parent) != "dir":
+                continue  # the missing directory is already reported
+            fix = {
+                "dir": "copy the model to this path on every server host or set sglang_model_path / "
+                       "sglang_draft_model_path to where it is",
+                "file": "the directory is not a complete model: copy the whole model (config.json, and for "
+                        "modelslim weights quant_model_description.json) or fix the path",
+            }[kind]
+            if "--init-expert-location" in why:
+                fix = "copy the recorded expert distribution there or fix sglang_init_expert_location"
+            out.add("model", FAIL, f"{path} {found}", f"{'directory' if kind == 'dir' else 'file'}: {why}", fix,
+                    service=str(svc.get("name")))
+
+
+def _check_nics(out: _Out, host_plan: Mapping[str, Any], observed: Mapping[str, Any]) -> None:
+    nics = observed.get("nics")
+    for svc in _services(host_plan):
+        pairs = _multi_node_nics(svc)
+        if not pairs:
+            continue
+        name = str(svc.get("name"))
+        address = str(svc.get("host") or "")
+        for nic in sorted({n for _, n in pairs}):
+            variables = "/".join(v for v, n in pairs if n == nic)
+            if nics is None:
+                out.add("nic", WARN, "interfaces not readable", f"{nic} carrying {address}",
+                        "check `ip -br addr` by hand", service=name)
+            elif nic not in nics:
+                out.add("nic", FAIL, f"no interface {nic} (have {', '.join(sorted(nics)) or 'none'})",
+                        f"{nic} ({variables}) carrying {address}",
+                        f"set sglang_nic of this host to the NIC that carries {address} (`ip -br addr`)", service=name)
+            elif address not in (nics.get(nic) or []):
+                carried = ", ".join(nics.get(nic) or []) or "no address"
+                owner = [n for n, addrs in nics.items() if address in (addrs or [])]
+                hint = f" ({address} is on {owner[0]})" if owner else f" ({address} is on no interface of this host)"
+                out.add("nic", FAIL, f"{nic} has {carried}{hint}", f"{nic} ({variables}) carrying {address}",
+                        "set sglang_nic to the NIC carrying sglang_host_ip, or sglang_host_ip to the address of "
+                        f"{nic}", service=name)
+            else:
+                out.add("nic", OK, f"{nic} has {address}", f"{nic} carrying {address}", service=name)
+
+
+def _conflicts(bind: str, listen_addr: str) -> bool:
+    wildcard = ("0.0.0.0", "::", "*", "")
+    return bind in wildcard or listen_addr in wildcard or listen_addr == bind or \
+        (listen_addr.startswith("::ffff:") and listen_addr[7:] == bind)
+
+
+def _check_ports(out: _Out, host_plan: Mapping[str, Any], observed: Mapping[str, Any], ctx: Context) -> None:
+    listeners = observed.get("listeners")
+    names = {str(s.get("name")) for s in _services(host_plan)}
+    for svc in _services(host_plan):
+        name = str(svc.get("name"))
+        state = _unit_state(observed, name)
+        bind = str(svc.get("host") or "")
+        for what, port in (svc.get("listens") or {}).items():
+            expected = f"TCP {port} free for {what} on {bind or '*'}"
+            if listeners is None:
+                out.add("port", WARN, "listening sockets not readable", expected, "check `ss -ltnp` by hand", service=name)
+                continue
+            holders = [entry for entry in listeners if int(entry.get("port", -1)) == int(port)
+                       and _conflicts(bind, str(entry.get("address") or ""))]
+            if not holders:
+                if ctx.mode == "doctor" and state == "running" and what == "http":
+                    out.add("port", WARN, f"nothing listens on {port} yet", f"{name} listening on {port}",
+                            f"the service is running but not serving yet (loading?): `journalctl -u {name}`",
+                            service=name)
+                else:
+                    out.add("port", OK, f"{port} free", expected, service=name)
+                continue
+            pids = sorted({int(p) for entry in holders for p in entry.get("pids") or []})
+            ours = [p for p in pids if _owner_is_ours(p, observed, names)]
+            if pids and len(ours) == len(pids):
+                out.add("port", OK, f"{port} held by this deployment ({name})", expected, service=name)
+            elif not pids and state == "running":
+                out.add("port", OK, f"{port} in use while {name} runs (holder not visible)", expected, service=name)
+            else:
+                who = ", ".join(f"pid {p}" + (f" ({(observed.get('owners') or {}).get(str(p))})"
+                                              if (observed.get("owners") or {}).get(str(p)) else "") for p in pids)
+                addr = ", ".join(sorted({str(e.get("address")) for e in holders}))
+                out.add("port", FAIL, f"{port} already in use on {addr}" + (f" by {who}" if who else ""), expected,
+                        f"stop what holds it (`ss -ltnp 'sport = :{port}'`) or change the port in the profile / "
+                        "sglang_overrides", service=name)
+
+
+def _check_peers(out: _Out, host_plan: Mapping[str, Any], observed: Mapping[str, Any], ctx: Context) -> None:
+    probes = observed.get("probes") or {}
+    routes = observed.get("routes") or {}
+    for svc in _services(host_plan):
+        name = str(svc.get("name"))
+        own = str(svc.get("host") or "")
+        for address, port, what in _peer_targets(svc):
+            key = f"{address}:{port}"
+            probe = probes.get(key) or {}
+            result = probe.get("result") or "not probed"
+            expected = f"{key} reachable ({what})"
+            route = routes.get(address) or {}
+            if route.get("error"):
+                out.add("peer", FAIL, f"no route to {address}: {route['error']}", expected,
+                        f"add a route to {address} on the data-plane network, or fix sglang_host_ip of rank 0",
+                        service=name)
+                continue
+            source = route.get("source")
+            if source and own and source != own and int(svc.get("nnodes") or 1) > 1:
+                out.add("peer_route", WARN, f"traffic to {address} leaves from {source}", f"from {own} (sglang_host_ip)",
+                        "the kernel routes rank-0 traffic over another interface than the data-plane address: "
+                        "check the routing table / sglang_nic", service=name)
+            if result == "open":
+                out.add("peer", OK, f"{key} accepts connections", expected, service=name)
+            elif result == "refused":
+                if ctx.mode == "doctor":
+                    out.add("peer", WARN, f"{key} reachable but refuses connections", f"{key} listening ({what})",
+                            f"rank 0 is not listening: check its service on {address} (`journalctl -u` there)",
+                            service=name)
+                else:
+                    # Before start nothing listens; a refusal (TCP RST) proves the host answers on that port path.
+                    out.add("peer", OK, f"{key} reachable (refused: rank 0 not started yet)", expected, service=name)
+            elif result == "timeout":
+                out.add("peer", FAIL, f"{key}: no answer within the probe timeout (dropped)", expected,
+                        f"open TCP {port} from {own or 'this host'} to {address} in the firewall / security group, "
+                        "and check that the address is right", service=name)
+            else:
+                out.add("peer", FAIL, f"{key}: {result} {probe.get('detail') or ''}".strip(), expected,
+                        f"check that {address} is up and routable from this host", service=name)
+
+
+def _check_runtimes(out: _Out, host_plan: Mapping[str, Any], observed: Mapping[str, Any], ctx: Context) -> None:
+    runtimes = observed.get("runtimes") or {}
+    seen: set[str] = set()
+    for svc in _services(host_plan):
+        runtime = _runtime(svc, host_plan, ctx)
+        if not runtime or runtime["key"] in seen:
+            continue
+        seen.add(runtime["key"])
+        got = runtimes.get(runtime["key"]) or {}
+        version = got.get("version")
+        expected_release = runtime["expected"]
+        what = f"{runtime['package']} {expected_release or '(any)'} importable by {runtime['python']}"
+        var = "sglang_router_python / sglang_router_release" if runtime["package"] != "sglang" else \
+            "sglang_python / sglang_release"
+        if not version:
+            out.add("runtime", FAIL, f"{runtime['python']}: {got.get('error') or 'not checked'}", what,
+                    f"install {runtime['package']}=={expected_release} for that interpreter"
+                    + (" (checked with the CANN environment sourced, as the launcher runs it)"
+                       if runtime["sources"] else "")
+                    + f", or point {var.split(' / ')[0]} at the interpreter that has it",
+                    service=str(svc.get("name")))
+        elif expected_release and normalize_release(version) != normalize_release(expected_release):
+            out.add("runtime", FAIL, f"{runtime['package']} {version} ({runtime['python']})", what,
+                    f"install {runtime['package']}=={expected_release}, or set {var.split(' / ')[1]} to the "
+                    "release you mean to run", service=str(svc.get("name")))
+        else:
+            out.add("runtime", OK, f"{runtime['package']} {version}", what, service=str(svc.get("name")))
+
+
+def _check_doctor(out: _Out, host_plan: Mapping[str, Any], observed: Mapping[str, Any]) -> None:
+    health = observed.get("health") or {}
+    for svc in _services(host_plan):
+        name = str(svc.get("name"))
+        state = _unit_state(observed, name)
+        unit = (observed.get("units") or {}).get(name) or {}
+        if state == "running":
+            out.add("service", OK, "active", "active", service=name)
+        elif state == "absent":
+            out.add("service", WARN, "not deployed (no unit)", "active",
+                    "deploy with the profile's playbook (this is a planned, not a running, service)", service=name)
+        elif state == "unknown":
+            out.add("service", WARN, "state unknown (systemctl unavailable)", "active",
+                    f"check `systemctl status {name}` by hand", service=name)
+        else:
+            out.add("service", FAIL, f"{unit.get('active') or 'inactive'} ({unit.get('sub') or '?'})", "active",
+                    f"`journalctl -u {name} -n 200` for the cause, then `systemctl restart {name}`", service=name)
+        url = svc.get("health_url")
+        if url and name in health:
+            result = health[name] or {}
+            if result.get("status") == 200:
+                out.add("health", OK, f"{url}: 200", "200", service=name)
+            elif state == "running":
+                out.add("health", FAIL, f"{url}: {result.get('status') or result.get('error')}", "200",
+                        f"the server is up but unhealthy: `journalctl -u {name} -n 200`", service=name)
+
+
+def check_host(host: str, host_plan: Mapping[str, Any], observed: Mapping[str, Any], ctx: Context) -> list[Finding]:
+    """Every finding (ok, warn, fail) for one host of the plan."""
+    out = _Out(host)
+    if _is_server_host(host_plan):
+        _check_npu(out, host_plan, observed, ctx)
+        _check_versions(out, observed, ctx)
+    _check_files(out, host_plan, observed)
+    _check_nics(out, host_plan, observed)
+    _check_ports(out, host_plan, observed, ctx)
+    _check_peers(out, host_plan, observed, ctx)
+    _check_runtimes(out, host_plan, observed, ctx)
+    if ctx.mode == "doctor":
+        _check_doctor(out, host_plan, observed)
+    return out.items
+
+
+# --------------------------------------------------------------------------- aggregation
+
+def worst(findings: Iterable[Finding | Mapping[str, Any]]) -> str:
+    level = OK
+    for f in findings:
+        sev = f.severity if isinstance(f, Finding) else str(f.get("severity"))
+        if SEVERITY_ORDER.get(sev, 2) > SEVERITY_ORDER[level]:
+            level = sev if sev in SEVERITY_ORDER else FAIL
+    return level
+
+
+def finding_from(data: Mapping[str, Any]) -> Finding:
+    return Finding(host=str(data.get("host")), check=str(data.get("check")), severity=str(data.get("severity")),
+                   found=str(data.get("found", "")), expected=str(data.get("expected", "")),
+                   fix=str(data.get("fix", "")), service=data.get("service"))
+
+
+def host_result_findings(host: str, result: Mapping[str, Any] | None) -> list[Finding]:
+    """A registered per-host task result -> findings; an unreachable or failed host is a failure."""
+    if not result:
+        return [Finding(host, "reachable", FAIL, "no result (host unreachable or skipped)", "host checked",
+                        "check SSH access to the host (`ansible -m ansible.builtin.ping`) and rerun")]
+    if result.get("unreachable"):
+        return [Finding(host, "reachable", FAIL, str(result.get("msg") or "unreachable"), "host reachable over SSH",
+                        "check SSH access to the host (`ansible -m ansible.builtin.ping`) and rerun")]
+    if result.get("failed") and not result.get("findings"):
+        return [Finding(host, "preflight", FAIL, str(result.get("msg") or "the check module failed"), "checks ran",
+                        "fix the error shown (python3 on the host, privileges: npu-smi and /proc need root)")]
+    if result.get("skipped"):
+        return [Finding(host, "preflight", WARN, "checks skipped", "checks ran", "")]
+    return [finding_from(f) for f in result.get("findings") or []]
+
+
+def aggregate(results: Mapping[str, Mapping[str, Any] | None]) -> list[Finding]:
+    findings: list[Finding] = []
+    for host in results:
+        findings.extend(host_result_findings(host, results[host]))
+    return findings
+
+
+COLUMNS = (("status", "status"), ("host", "host"), ("check", "check"), ("found", "found"),
+           ("expected", "expected"), ("fix", "how to fix"))
+
+
+def render_table(findings: Iterable[Finding], include_ok: bool = False,
+                 widths: tuple[int, ...] = (6, 24, 30, 44, 36, 52)) -> list[str]:
+    """Text table: status, host, check [service], found, expected, how to fix.
+
+    Long cells wrap onto continuation lines (nothing is cut off); rows are sorted failures first.
+    """
+    import textwrap
+
+    rows = []
+    ordered = sorted(findings, key=lambda f: (-SEVERITY_ORDER.get(f.severity, 2), f.host, f.check, f.service or ""))
+    for f in ordered:
+        if f.severity == OK and not include_ok:
+            continue
+        check = f"{f.check} [{f.service}]" if f.service else f.check
+        rows.append([f.severity.upper(), f.host, check, f.found, f.expected, f.fix])
+    if not rows:
+        return ["(no findings)"]
+    header = [title for _, title in COLUMNS]
+    cols = [min(limit, max(len(header[i]), *(len(r[i]) for r in rows))) for i, limit in enumerate(widths)]
+    line = "+-" + "-+-".join("-" * w for w in cols) + "-+"
+
+    def emit(cells: list[str]) -> list[str]:
+        wrapped = [textwrap.wrap(c, w, break_long_words=True, break_on_hyphens=False) or [""]
+                   for c, w in zip(cells, cols)]
+        height = max(len(w) for w in wrapped)
+        return ["| " + " | ".join((w[i] if i < len(w) else "").ljust(cols[j]) for j, w in enumerate(wrapped)) + " |"
+                for i in range(height)]
+
+    out = [line] + emit(header) + [line]
+    for row in rows:
+        out += emit(row) + [line]
+    return out
+
+
+def report(results: Mapping[str, Mapping[str, Any] | None], mode: str = "preflight",
+           profile: str | None = None) -> dict[str, Any]:
+    """The JSON document: overall status + exit code, per-host status, every finding."""
+    findings = aggregate(results)
+    level = worst(findings)
+    hosts: dict[str, Any] = {}
+    for host in results:
+        mine = [f for f in findings if f.host == host]
+        result = results[host] or {}
+        hosts[host] = {"status": STATUS_WORDS[worst(mine)], "findings": [f.as_dict() for f in mine],
+                       "observed": result.get("observed")}
+    counts = {sev: sum(1 for f in findings if f.severity == sev) for sev in (OK, WARN, FAIL)}
+    return {
+        "mode": mode,
+        "profile": profile,
+        "status": STATUS_WORDS[level],
+        "exit_code": EXIT_CODES[level],
+        "counts": counts,
+        "problems": [f.as_dict() for f in findings if f.severity != OK],
+        "hosts": hosts,
+    }

@@ -1,0 +1,87 @@
+# Copyright: ascend.sglang contributors
+# Apache License 2.0
+"""Release-aware rendering: which SGLang / sglang-router releases a launch command supports, and
+how a documented flag is spelled in each (profiles/_releases.yml, checked against the real parsers)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Any, Mapping
+
+from ansible_collections.ascend.sglang.plugins.module_utils._errors import Collector
+from ansible_collections.ascend.sglang.plugins.module_utils._profile import _read_yaml, profiles_dir
+
+
+@dataclasses.dataclass(frozen=True)
+class FlagChange:
+    flag: str
+    since: str
+    to: dict[str, Any]
+    reason: str
+
+
+@dataclasses.dataclass(frozen=True)
+class ReleaseTable:
+    package: str
+    reference: str
+    releases: tuple[str, ...]
+    added: dict[str, str]
+    changes: tuple[FlagChange, ...]
+
+    def flags(self, release: str) -> frozenset[str]:
+        """The long options the release's parser accepts (profiles/_flags/, generated from the parsers)."""
+        path = os.path.join(profiles_dir(), "_flags", f"{self.package.replace('-', '_')}-{release}.txt")
+        with open(path, encoding="utf-8") as handle:
+            return frozenset(line.strip() for line in handle if line.startswith("--"))
+
+    def known(self, release: str) -> bool:
+        return release in self.releases
+
+    def at_least(self, release: str, other: str) -> bool:
+        return self.releases.index(release) >= self.releases.index(other)
+
+    def supported(self, flags: set[str]) -> list[str]:
+        """Releases that accept every flag of ``flags`` (after this table's changes)."""
+        return [r for r in self.releases
+                if all(self.at_least(r, self.added[f]) for f in flags if f in self.added)]
+
+    def apply(self, role: str, args: Mapping[str, Any], release: str, variable: str,
+              errors: Collector) -> tuple[dict[str, Any], list[dict[str, str]]]:
+        """Documented flags -> the flags of ``release``; each change is returned as a record."""
+        for flag in args:
+            if flag in self.added and not self.at_least(release, self.added[flag]):
+                errors.add(f"{flag} needs {self.package} >= {self.added[flag]}, but the chosen release is {release}; "
+                           f"pick one of: {', '.join(self.supported(set(args)))}", group=role, variable=variable)
+        out: dict[str, Any] = {}
+        notes: list[dict[str, str]] = []
+        active = {c.flag: c for c in self.changes if self.at_least(release, c.since)}
+        for flag, value in args.items():
+            change = active.get(flag)
+            if change is None:
+                out[flag] = value
+                continue
+            for new_flag, new_value in change.to.items():
+                if new_value == "{value}":
+                    new_value = value
+                elif new_value == "{tp_size}":
+                    new_value = args.get("--tp-size")
+                out[new_flag] = new_value
+            notes.append({"role": role, "release": release, "flag": flag,
+                          "rendered": " ".join(change.to) or "(dropped)", "reason": change.reason})
+        return out, notes
+
+
+def load_release_tables(directory: str | None = None) -> dict[str, ReleaseTable]:
+    data = _read_yaml(os.path.join(directory or profiles_dir(), "_releases.yml"))
+    tables = {}
+    for package, raw in data.items():
+        tables[package] = ReleaseTable(
+            package=package.replace("_", "-"),
+            reference=str(raw["reference"]),
+            releases=tuple(str(r) for r in raw["releases"]),
+            added={str(k): str(v) for k, v in (raw.get("added") or {}).items()},
+            changes=tuple(FlagChange(flag=c["flag"], since=str(c["since"]), to=dict(c.get("to") or {}),
+                                     reason=" ".join(str(c["reason"]).split())) for c in raw.get("changes") or []),
+        )
+    return tables

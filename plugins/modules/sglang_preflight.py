@@ -1,0 +1,178 @@
+#!/usr/bin/python
+# Copyright: ascend.sglang contributors
+# Apache License 2.0
+# Runs on the managed host.  The action plugin of the same name fills host_plan, hardware and releases
+# from the controller's plan (hostvars['localhost'].sglang_plan) and the profile file.
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: sglang_preflight
+short_description: Check one host against its part of the SGLang plan before (or while) it serves
+description:
+  - Looks at the host, read-only, and returns one finding per check and subject, each with C(severity)
+    (C(ok), C(warn), C(fail)), C(found), C(expected) and C(fix). Never fails because of a finding; the
+    aggregation step (M(ascend.sglang.sglang_preflight_report)) decides.
+  - "Server hosts: NPU generation vs the profile's C(hardware); enough devices for each service (C(--tp-size) /
+    nnodes from C(--base-gpu-id)); device health; no foreign process on them; free HBM; driver and CANN toolkit
+    present (and at least the minimum versions when given)."
+  - "All hosts: the CANN scripts of the host plan exist; the model directory has C(config.json)
+    (C(quant_model_description.json) with C(--quantization modelslim)), the draft model directory
+    (C(--speculative-draft-model-path)), C(--init-expert-location); the HCCL/GLOO NIC of multi-node services exists
+    and carries the service address; every port the host will listen on is free (or held by this deployment's own
+    unit); rank-0 dist-init and MemFabric store endpoints answer TCP (see notes); the interpreter of each service
+    imports sglang / sglang-router at the planned release."
+  - In C(doctor) mode also the systemd state of every planned service and the rank-0 C(/health) answer.
+  - Usually called through the action plugin of the same name, which needs only C(mode) and the thresholds.
+version_added: 0.2.0
+options:
+  host_plan:
+    description: This host's entry of the plan (C(cann), C(services)). Filled by the action plugin.
+    type: dict
+  hostname:
+    description: The inventory name reported in the findings. Filled by the action plugin.
+    type: str
+  profile:
+    description: Profile id (for messages).
+    type: str
+  hardware:
+    description: Hardware generation the profile targets (C(A2) or C(A3)), read from C(profiles/<id>.yml) by the action.
+    type: str
+    choices: [A2, A3]
+  releases:
+    description: Planned releases (C(sglang), C(sglang_router)).
+    type: dict
+    default: {}
+  mode:
+    description: C(preflight) (before start) or C(doctor) (a running or planned cluster).
+    type: str
+    choices: [preflight, doctor]
+    default: preflight
+  min_driver_version:
+    description: Minimum NPU driver version (e.g. C(25.2.0)); none checks presence only.
+    type: str
+  min_cann_version:
+    description: Minimum CANN toolkit version (e.g. C(8.3.RC1)); none checks presence only.
+    type: str
+  min_hbm_free_ratio:
+    description: Free HBM a used device must have, as a fraction of its total. Default the service's C(--mem-fraction-static), else 0.8.
+    type: float
+  npu_smi:
+    description: The npu-smi command, looked up in C(PATH) first (so a stand-in can be placed there).
+    type: str
+    default: npu-smi
+  driver_info:
+    description: Driver install-info file.
+    type: path
+    default: /usr/local/Ascend/driver/version.info
+  toolkit_info:
+    description: Glob patterns of the CANN toolkit install-info file.
+    type: list
+    elements: str
+    default:
+      - /usr/local/Ascend/ascend-toolkit/latest/*-linux/ascend_toolkit_install.info
+      - /usr/local/Ascend/cann/*-linux/ascend_toolkit_install.info
+      - /usr/local/Ascend/cann-*/*-linux/ascend_toolkit_install.info
+      - /usr/local/Ascend/ascend-toolkit/*/*-linux/ascend_toolkit_install.info
+  probe_timeout:
+    description: Seconds for each TCP probe and health request.
+    type: float
+    default: 3
+  runtime_timeout:
+    description: Seconds for the interpreter version check (sources the CANN scripts first).
+    type: float
+    default: 60
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+notes:
+  - "Rank-0 reachability before start: nothing listens on the dist-init or store port yet, so the probe is a plain
+    TCP connect. A refusal (RST) proves the address is routed and the host answers on that path, and counts as
+    reachable; a timeout means packets are dropped (firewall, wrong address) and fails; in C(doctor) mode a
+    refusal is a warning (rank 0 should be listening). A firewall that rejects with RST or ICMP port-unreachable
+    cannot be told from a closed port; that case surfaces only at start."
+  - A port or device held by a process of this deployment's own systemd unit (from C(/proc/<pid>/cgroup)) is not a
+    finding, so the check passes on a second run against a running cluster.
+  - C(npu-smi) and the port holders in C(/proc/*/fd) need root for full answers; run with C(become).
+author:
+  - ascend.sglang contributors
+"""
+
+EXAMPLES = r"""
+- name: Check this host against the plan (values filled by the action plugin)
+  ascend.sglang.sglang_preflight:
+    mode: preflight
+    min_cann_version: 8.3.RC1
+  register: sglang_preflight_result
+"""
+
+RETURN = r"""
+findings:
+  description: One per check and subject. C(host), C(check), C(severity) (ok, warn, fail), C(found), C(expected), C(fix), C(service).
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - {host: a3-decode-1, check: device_idle, severity: fail, service: sglang-decode-i0-r1,
+       found: "device 3 (NPU 1 chip 1) held by pid 990711 python (7746 MB)", expected: no process on the device,
+       fix: "stop it (e.g. `kill 990711`) or move the service to free devices (--base-gpu-id)"}
+status:
+  description: Worst severity of the host, C(ok), C(warnings) or C(failures).
+  returned: always
+  type: str
+observed:
+  description: What was looked at (npu, driver, toolkit, paths, nics, listeners, units, routes, probes, runtimes, owners).
+  returned: always
+  type: dict
+requirements:
+  description: What the host plan asked to look at.
+  returned: always
+  type: dict
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.ascend.sglang.plugins.module_utils._host_probe import DRIVER_INFO, TOOLKIT_INFO, observe
+from ansible_collections.ascend.sglang.plugins.module_utils._preflight import (
+    STATUS_WORDS, Context, check_host, requirements, worst,
+)
+
+
+def main() -> None:
+    module = AnsibleModule(
+        argument_spec={
+            "host_plan": {"type": "dict"},
+            "hostname": {"type": "str"},
+            "profile": {"type": "str"},
+            "hardware": {"type": "str", "choices": ["A2", "A3"]},
+            "releases": {"type": "dict", "default": {}},
+            "mode": {"type": "str", "choices": ["preflight", "doctor"], "default": "preflight"},
+            "min_driver_version": {"type": "str"},
+            "min_cann_version": {"type": "str"},
+            "min_hbm_free_ratio": {"type": "float"},
+            "npu_smi": {"type": "str", "default": "npu-smi"},
+            "driver_info": {"type": "path", "default": DRIVER_INFO},
+            "toolkit_info": {"type": "list", "elements": "str", "default": list(TOOLKIT_INFO)},
+            "probe_timeout": {"type": "float", "default": 3.0},
+            "runtime_timeout": {"type": "float", "default": 60.0},
+        },
+        supports_check_mode=True,
+    )
+    p = module.params
+    host_plan = p["host_plan"] or {}
+    hostname = p["hostname"] or module.params.get("hostname") or "localhost"
+    ctx = Context(mode=p["mode"], hardware=p["hardware"], releases=dict(p["releases"] or {}),
+                  min_driver_version=p["min_driver_version"], min_cann_version=p["min_cann_version"],
+                  min_hbm_free_ratio=p["min_hbm_free_ratio"], profile=p["profile"])
+    req = requirements(host_plan, ctx)
+    observed = observe(req, npu_smi=p["npu_smi"], driver_info=p["driver_info"], toolkit_info=p["toolkit_info"],
+                       probe_timeout=p["probe_timeout"], runtime_timeout=p["runtime_timeout"])
+    findings = check_host(hostname, host_plan, observed, ctx)
+    module.exit_json(changed=False, findings=[f.as_dict() for f in findings], status=STATUS_WORDS[worst(findings)],
+                     observed=observed, requirements=req)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,59 @@
+"""Runs the real SGLang / sglang-router parsers installed by setup_parsers.sh."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CACHE = ROOT / ".cache" / "parsers"
+SCRIPT = Path(__file__).with_name("parse_argv.py")
+
+
+def available(kind: str, release: str) -> bool:
+    if kind == "server":
+        return (CACHE / f"sglang-{release}" / ".complete").exists()
+    return (CACHE / f"router-{release}" / "bin" / "python").exists()
+
+
+def parse(kind: str, release: str, argvs: list[list[str]], options: bool = False):
+    """One process per call: the parser is built once and parses every argv (or lists its options)."""
+    if kind == "server":
+        python = CACHE / "base" / "bin" / "python"
+        path = [CACHE / "stubs", CACHE / f"sglang-{release}", CACHE / f"deps-{release}"]
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(str(p) for p in path))
+    else:
+        python = CACHE / f"router-{release}" / "bin" / "python"
+        env = dict(os.environ)
+    env.pop("PYTHONHOME", None)
+    proc = subprocess.run([str(python), str(SCRIPT)], input=json.dumps({"kind": kind, "argvs": argvs, "options": options}),
+                          capture_output=True, text=True, env=env, timeout=300)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{kind} parser {release} failed to run:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout)
+
+
+_MEMO: dict[tuple[str, str, tuple[str, ...]], dict] = {}
+
+
+def prime(kind: str, release: str, argvs: list[list[str]]) -> None:
+    """Parse many commands in one process (importing SGLang takes seconds) and remember the results."""
+    todo = [a for a in {tuple(a): None for a in argvs} if (kind, release, a) not in _MEMO]
+    if todo:
+        for argv, result in zip(todo, parse(kind, release, [list(a) for a in todo])):
+            _MEMO[(kind, release, argv)] = result
+
+
+def parsed(kind: str, release: str, argvs: list[list[str]]) -> list[dict]:
+    prime(kind, release, argvs)
+    return [_MEMO[(kind, release, tuple(a))] for a in argvs]
+
+
+def option_strings(kind: str, release: str) -> list[str]:
+    return parse(kind, release, [], options=True)
+
+
+def catalog_path(kind: str, release: str) -> Path:
+    return ROOT / "profiles" / "_flags" / f"{'sglang' if kind == 'server' else 'sglang_router'}-{release}.txt"
