@@ -18,6 +18,7 @@ import conftest  # noqa: E402,F401  (puts the collection on sys.path)
 from ansible_collections.ascend.sglang.plugins.module_utils._profile import (  # noqa: E402
     Profile, _read_yaml, available_profiles, load_profile, profiles_dir,
 )
+from ansible_collections.ascend.sglang.plugins.module_utils._releases import load_release_tables  # noqa: E402
 
 TABLE_BEGIN = "<!-- profile-table:begin -->"
 TABLE_END = "<!-- profile-table:end -->"
@@ -59,17 +60,27 @@ def inventory_of(p: Profile) -> str:
 def published(p: Profile) -> str:
     fig = p.published.get("figures") or {}
     summary = p.published.get("summary") or {}
-    tpot = fig.get("mean_tpot_ms") or summary.get("tpot_ms")
+    # Qwen3.5's summary table lists only the TPOT target: nothing was published for it.
+    tpot = fig.get("mean_tpot_ms") or (None if summary.get("tpot_is_target") else summary.get("tpot_ms"))
     tps = fig.get("output_tps_per_card")
     if tpot is None and tps is None:
         return "not published"
     return f"{tpot if tpot is not None else '-'} ms / {tps if tps is not None else '-'}"
 
 
+def releases(p: Profile) -> str:
+    """Target release, then every release the profile renders for (checked by the real parsers)."""
+    tables = load_release_tables()
+    sgl = tables["sglang"].supported({f for r in p.server_roles for f in p.roles[r].args})
+    router = tables["sglang_router"].releases
+    return (f"**{p.releases.get('sglang')}** ({', '.join(r for r in sgl if r != p.releases.get('sglang'))}) / "
+            f"**{p.releases.get('sglang_router')}** ({', '.join(r for r in router if r != p.releases.get('sglang_router'))})")
+
+
 def table() -> str:
     rows = [
         "| Playbook (`playbooks/<id>.yml`) | Model | HW | Cards | Mode | Dataset (in/out) | TPOT target | "
-        "Published TPOT / output tok/s per card | Quant | Hosts (example inventory) | SGLang / router |",
+        "Published TPOT / output tok/s per card | Quant | Hosts (example inventory) | SGLang / router: **target** (also) |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for p in documented():
@@ -79,7 +90,7 @@ def table() -> str:
             f"| `{p.id}` | {p.model} | {p.hardware} | {p.cards} | {mode} | {ds.get('name')} "
             f"({ds.get('input_len')}/{ds.get('output_len')}) | {p.tpot_target_ms:g} ms | {published(p)} | "
             f"{p.quantization} | {shape(p)} (`inventories/{inventory_of(p)}`) | "
-            f"{p.releases.get('sglang')} / {p.releases.get('sglang_router')} |")
+            f"{releases(p)} |")
     return "\n".join(rows)
 
 

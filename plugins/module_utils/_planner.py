@@ -82,6 +82,18 @@ class Plan:
         return dataclasses.asdict(self)
 
 
+PORT_FIELDS = ("--port", "--disaggregation-bootstrap-port")
+COMPUTED_HINT = {
+    "--host": "set the host's sglang_host_ip",
+    "--model-path": "set sglang_model_path",
+    "--speculative-draft-model-path": "set sglang_draft_model_path",
+    "--init-expert-location": "set sglang_init_expert_location",
+    "--nnodes": "size the inventory group (hosts per instance come from the profile)",
+    "--node-rank": "order the hosts in the inventory group",
+    "--dist-init-addr": "order the hosts in the inventory group (rank 0 is the first host of an instance)",
+}
+
+
 def _fmt(value: Any) -> str:
     return str(value)
 
@@ -126,6 +138,25 @@ def _apply_overrides(spec: RoleSpec, overrides: Mapping[str, Any], errors: Colle
     removed = [f for f, v in raw_args.items() if v is None]
     kept = parse_args_map({f: v for f, v in raw_args.items() if v is not None},
                           f"sglang_overrides.{spec.role}.args", errors, "inventory")
+    port, bootstrap = spec.port, spec.bootstrap_port
+    for flag, value in list(kept.items()) + [(f, None) for f in removed]:
+        current = str(spec.args.get(flag, ""))
+        if flag in PORT_FIELDS and PLACEHOLDER.fullmatch(current):
+            # A port is data of the role: move the number there, keep the computed flag.
+            if not isinstance(value, int) or isinstance(value, bool) or not 0 < value < 65536:
+                errors.add(f"{flag} must be a port number, got {value!r}",
+                           variable=f"sglang_overrides.{spec.role}.args.{flag}")
+            elif flag == "--port":
+                port = value
+            else:
+                bootstrap = value
+            kept.pop(flag, None)
+        elif PLACEHOLDER.search(current):
+            errors.add(f"{flag} is computed by the planner ({current}); {COMPUTED_HINT.get(flag, 'change the inventory')} "
+                       "instead", variable=f"sglang_overrides.{spec.role}.args.{flag}")
+            kept.pop(flag, None)
+            if flag in removed:
+                removed.remove(flag)
     for flag in removed:
         args.pop(flag, None)
     args.update(kept)
@@ -135,7 +166,7 @@ def _apply_overrides(spec: RoleSpec, overrides: Mapping[str, Any], errors: Colle
             env.pop(str(key), None)
         else:
             env[str(key)] = str(value)
-    return dataclasses.replace(spec, args=args, env=env)
+    return dataclasses.replace(spec, args=args, env=env, port=port, bootstrap_port=bootstrap)
 
 
 def _check_devices(profile: Profile, spec: RoleSpec, errors: Collector) -> None:

@@ -284,3 +284,22 @@ def test_hardware_mismatch_is_named():
     with pytest.raises(PlanError) as exc:
         plan(load_profile(PD32), inv)
     assert findings_of(exc) == [("decode", "decode1", "sglang_hardware")]
+
+
+def test_port_overrides_move_the_port_and_keep_every_use_consistent():
+    p = plan(load_profile(PD32), inventory(prefill=2, decode=2, router=1, sglang_overrides={
+        "prefill": {"args": {"--port": 9000, "--disaggregation-bootstrap-port": 9100}}}))
+    prefill = services(p, "prefill")
+    assert [flag(s.argv, "--port") for s in prefill] == ["9000", "9000"]
+    assert [s.bootstrap_port for s in prefill] == [9100, 9101]
+    assert "http://10.1.0.2:9000" in services(p, "router")[0].argv
+
+
+def test_computed_flags_cannot_be_overridden():
+    inv = inventory(prefill=2, decode=2, router=1, sglang_overrides={
+        "decode": {"args": {"--dist-init-addr": "1.2.3.4:5000", "--node-rank": None}}})
+    with pytest.raises(PlanError) as exc:
+        plan(load_profile(PD32), inv)
+    variables = {v for _, _, v in findings_of(exc)}
+    assert {"sglang_overrides.decode.args.--dist-init-addr", "sglang_overrides.decode.args.--node-rank"} <= variables
+    assert "rank 0 is the first host of an instance" in str(exc.value)
