@@ -349,32 +349,37 @@ def _check_npu(out: _Out, host_plan: Mapping[str, Any], observed: Mapping[str, A
 
 def _check_versions(out: _Out, observed: Mapping[str, Any], ctx: Context) -> None:
     driver = observed.get("driver") or {}
-    version = driver.get("version")
-    if not version:
-        out.add("driver", FAIL, f"no driver version ({driver.get('path')}: {driver.get('error') or 'missing'})",
-                "Ascend driver installed" + (f", >= {ctx.min_driver_version}" if ctx.min_driver_version else ""),
-                "install the Ascend NPU driver (Ascend-hdk-*-npu-driver) or point "
-                "sglang_npu_driver_info at its version.info")
-    elif ctx.min_driver_version and compare_versions(version, ctx.min_driver_version) < 0:
-        out.add("driver", FAIL, f"driver {version}", f">= {ctx.min_driver_version} (sglang_min_driver_version)",
-                f"upgrade the NPU driver and firmware to {ctx.min_driver_version} or later")
-    else:
-        out.add("driver", OK, f"driver {version}", f">= {ctx.min_driver_version}" if ctx.min_driver_version else "present")
+    _check_version(
+        out, "driver", driver, ctx.min_driver_version, "sglang_min_driver_version", "driver",
+        missing=f"no driver version ({driver.get('path')}: {driver.get('error') or 'missing'})",
+        what="Ascend driver installed",
+        install="install the Ascend NPU driver (Ascend-hdk-*-npu-driver) or point sglang_npu_driver_info at its "
+                "version.info",
+        upgrade=f"upgrade the NPU driver and firmware to {ctx.min_driver_version} or later")
     toolkit = observed.get("toolkit") or {}
-    version = toolkit.get("version")
+    patterns = list(toolkit.get("searched") or [])
+    searched = (patterns[0] + (f" and {len(patterns) - 1} more" if len(patterns) > 1 else "")) if patterns \
+        else "the default paths"
+    _check_version(
+        out, "cann", toolkit, ctx.min_cann_version, "sglang_min_cann_version", "CANN",
+        missing=f"no CANN toolkit install info (searched {searched})",
+        what="CANN toolkit installed",
+        install="install the CANN toolkit (Ascend-cann-toolkit_*.run --install) or point sglang_npu_toolkit_info "
+                "at its ascend_toolkit_install.info",
+        upgrade=f"install CANN toolkit {ctx.min_cann_version} or later (and the matching NNAL/ATB, kernels)")
+
+
+def _check_version(out: _Out, check: str, info: Mapping[str, Any], minimum: str | None, variable: str,
+                   label: str, missing: str, what: str, install: str, upgrade: str) -> None:
+    """Present, and at least ``minimum`` when one is set (driver and CANN toolkit alike)."""
+    version = info.get("version")
     if not version:
-        patterns = list(toolkit.get("searched") or [])
-        searched = (patterns[0] + (f" and {len(patterns) - 1} more" if len(patterns) > 1 else "")) if patterns \
-            else "the default paths"
-        out.add("cann", FAIL, f"no CANN toolkit install info (searched {searched})",
-                "CANN toolkit installed" + (f", >= {ctx.min_cann_version}" if ctx.min_cann_version else ""),
-                "install the CANN toolkit (Ascend-cann-toolkit_*.run --install) or point "
-                "sglang_npu_toolkit_info at its ascend_toolkit_install.info")
-    elif ctx.min_cann_version and compare_versions(version, ctx.min_cann_version) < 0:
-        out.add("cann", FAIL, f"CANN {version} ({toolkit.get('path')})", f">= {ctx.min_cann_version} (sglang_min_cann_version)",
-                f"install CANN toolkit {ctx.min_cann_version} or later (and the matching NNAL/ATB, kernels)")
+        out.add(check, FAIL, missing, what + (f", >= {minimum}" if minimum else ""), install)
+    elif minimum and compare_versions(version, minimum) < 0:
+        where = f" ({info.get('path')})" if check == "cann" else ""
+        out.add(check, FAIL, f"{label} {version}{where}", f">= {minimum} ({variable})", upgrade)
     else:
-        out.add("cann", OK, f"CANN {version}", f">= {ctx.min_cann_version}" if ctx.min_cann_version else "present")
+        out.add(check, OK, f"{label} {version}", f">= {minimum}" if minimum else "present")
 
 
 def _path_kind(observed: Mapping[str, Any], path: str) -> str:

@@ -18,23 +18,6 @@ description:
   - Read-only; never changes the host.
 version_added: 0.2.0
 options:
-  npu_smi:
-    description: The npu-smi command (a name looked up in C(PATH), or a path). A stand-in can be put in C(PATH).
-    type: str
-    default: npu-smi
-  driver_info:
-    description: The driver's install-info file.
-    type: path
-    default: /usr/local/Ascend/driver/version.info
-  toolkit_info:
-    description: Glob patterns of the CANN toolkit install-info file; the first readable match with a version wins.
-    type: list
-    elements: str
-    default:
-      - /usr/local/Ascend/ascend-toolkit/latest/*-linux/ascend_toolkit_install.info
-      - /usr/local/Ascend/cann/*-linux/ascend_toolkit_install.info
-      - /usr/local/Ascend/cann-*/*-linux/ascend_toolkit_install.info
-      - /usr/local/Ascend/ascend-toolkit/*/*-linux/ascend_toolkit_install.info
   set_env_scripts:
     description: C(set_env.sh) scripts whose presence is reported.
     type: list
@@ -43,6 +26,8 @@ options:
       - /usr/local/Ascend/ascend-toolkit/set_env.sh
       - /usr/local/Ascend/cann/set_env.sh
       - /usr/local/Ascend/nnal/atb/set_env.sh
+extends_documentation_fragment:
+  - ascend.sglang.npu_paths
 attributes:
   check_mode:
     support: full

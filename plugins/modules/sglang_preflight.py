@@ -57,23 +57,6 @@ options:
   min_hbm_free_ratio:
     description: Free HBM a used device must have, as a fraction of its total. Default the service's C(--mem-fraction-static), else 0.8.
     type: float
-  npu_smi:
-    description: The npu-smi command, looked up in C(PATH) first (so a stand-in can be placed there).
-    type: str
-    default: npu-smi
-  driver_info:
-    description: Driver install-info file.
-    type: path
-    default: /usr/local/Ascend/driver/version.info
-  toolkit_info:
-    description: Glob patterns of the CANN toolkit install-info file.
-    type: list
-    elements: str
-    default:
-      - /usr/local/Ascend/ascend-toolkit/latest/*-linux/ascend_toolkit_install.info
-      - /usr/local/Ascend/cann/*-linux/ascend_toolkit_install.info
-      - /usr/local/Ascend/cann-*/*-linux/ascend_toolkit_install.info
-      - /usr/local/Ascend/ascend-toolkit/*/*-linux/ascend_toolkit_install.info
   probe_timeout:
     description: Seconds for each TCP probe and health request.
     type: float
@@ -82,6 +65,8 @@ options:
     description: Seconds for the interpreter version check (sources the CANN scripts first).
     type: float
     default: 60
+extends_documentation_fragment:
+  - ascend.sglang.npu_paths
 attributes:
   check_mode:
     support: full

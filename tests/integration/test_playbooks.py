@@ -162,3 +162,11 @@ def test_readme_lists_every_profile_with_its_playbook() -> None:
         if not yaml.safe_load(path.read_text()).get("alias_of"):
             assert f"| `{pid}` |" in readme, pid
     assert shutil.which("bash")
+
+
+@pytest.mark.parametrize("module", sorted(p.stem for p in (ROOT / "plugins" / "modules").glob("*.py")))
+def test_module_documentation_renders(module: str) -> None:
+    """DOCUMENTATION / EXAMPLES / RETURN parse (doc fragments included)."""
+    out = ansible("ansible-doc", "--json", f"ascend.sglang.{module}").stdout
+    doc = json.loads(out)[f"ascend.sglang.{module}"]
+    assert doc["doc"]["short_description"] and doc["examples"] and doc["return"] is not None
