@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""Controller-side checks of the Molecule scenarios (standard library only). Prints one line per check,
+"ok ..." or "FAIL ...", and exits 1 when one failed.
+
+  check.py plan RENDER_DIR COLLECTED.json
+      every planned service (render mode JSON) runs with exactly the planned argv and at least the planned
+      environment (stand-in record for servers, /proc for the router), sources the CANN scripts of its
+      host; ranks of a multi-node instance share one --dist-init-addr and have node ranks 0..n-1.
+  check.py route RENDER_DIR PROBE.json COLLECTED.json ROLE
+      the completion and the streamed chat completion sent through the router were answered by a ROLE
+      stand-in; for PD (ROLE=decode) the bootstrap_host/bootstrap_port it received are a planned prefill
+      instance's address and bootstrap port, and that prefill stand-in got the same bootstrap_room.
+  check.py restarts BEFORE.json AFTER.json ROLE[,ROLE]
+      exactly the units of the given roles got a new systemd InvocationID.
+"""
+from __future__ import annotations
+
+import json
+import pathlib
+import sys
+
+failures = 0
+
+
+def report(ok: bool, text: str) -> None:
+    global failures
+    print(("ok   " if ok else "FAIL ") + text)
+    if not ok:
+        failures += 1
+
+
+def load_plan(render_dir: str) -> dict[str, dict[str, dict]]:
+    plan: dict[str, dict[str, dict]] = {}
+    for path in sorted(pathlib.Path(render_dir).glob("*/*.json")):
+        plan.setdefault(path.parent.name, {})[path.stem] = json.loads(path.read_text())
+    return plan
+
+
+def flag(argv: list[str], name: str) -> str | None:
+    return argv[argv.index(name) + 1] if name in argv else None
+
+
+def check_plan(render_dir: str, collected_path: str) -> None:
+    plan = load_plan(render_dir)
+    collected = json.loads(pathlib.Path(collected_path).read_text())
+    report(bool(plan), f"render mode planned {sum(len(v) for v in plan.values())} services on {len(plan)} hosts")
+    instances: dict[tuple[str, int], list[tuple[str, dict]]] = {}
+    for host, services in plan.items():
+        cann = (pathlib.Path(render_dir) / host / "cann_env.sh").read_text()
+        for name, svc in services.items():
+            got = collected.get(host, {}).get(name)
+            if not got:
+                report(False, f"{host}/{name}: no such unit on the host")
+                continue
+            report(got["systemd"].get("ActiveState") == "active", f"{host}/{name}: active")
+            rdir = pathlib.Path(render_dir) / host
+            for kind, rendered in (("env", rdir / f"{name}.env"), ("sh", rdir / f"{name}.sh"),
+                                   ("service", rdir / f"{name}.service"), ("cann_env.sh", rdir / "cann_env.sh")):
+                report(got["files"].get(kind) == rendered.read_text(),
+                       f"{host}/{name}: installed {kind} file equals the rendered one")
+            if svc["role"] == "router":
+                # sglang-router rewrites its process title and environment block (setproctitle): /proc
+                # cannot show them; the launcher and env file above are what systemd runs.
+                report(bool(got["proc"]) and got["proc"]["argv"][:1] == ["sglang::router"],
+                       f"{host}/{name}: the real sglang-router runs ({(got['proc'] or {}).get('argv', [''])[0]})")
+                continue
+            run = got["record"]
+            what = "stand-in record"
+            if not run:
+                report(False, f"{host}/{name}: no {what}")
+                continue
+            report(run["argv"] == svc["argv"], f"{host}/{name}: argv equals the plan ({len(svc['argv'])} tokens, {what})"
+                   + ("" if run["argv"] == svc["argv"] else f"\n     plan: {svc['argv']}\n     ran:  {run['argv']}"))
+            missing = {k: v for k, v in svc["env"].items() if run["env"].get(k) != v}
+            report(not missing, f"{host}/{name}: all {len(svc['env'])} planned env values present"
+                   + ("" if not missing else f"; wrong or missing: "
+                      + ", ".join(f"{k}={v!r} (got {run['env'].get(k)!r})" for k, v in missing.items())))
+            if svc["role"] != "router":
+                markers = {"ascend-toolkit/set_env.sh": "STANDIN_CANN_TOOLKIT_SET_ENV",
+                           "nnal/atb/set_env.sh": "STANDIN_CANN_ATB_SET_ENV",
+                           "customize/bin/set_env.bash": "STANDIN_CANN_CUSTOM_OPS_SET_ENV"}
+                for script, marker in markers.items():
+                    if script in cann:
+                        report(run["env"].get(marker) == "1", f"{host}/{name}: sourced {script} ({marker}=1)")
+                if "bishengir/bin" in cann:
+                    report(run["env"].get("PATH", "").startswith("/usr/local/Ascend/8.5.0/compiler/bishengir/bin:"),
+                           f"{host}/{name}: PATH starts with the CANN prefix")
+                instances.setdefault((svc["role"], svc["instance"]), []).append((name, run))
+    for (role, index), ranks in sorted(instances.items()):
+        if len(ranks) < 2:
+            continue
+        addrs = {flag(r["argv"], "--dist-init-addr") for _, r in ranks}
+        report(len(addrs) == 1 and None not in addrs,
+               f"{role} instance {index}: {len(ranks)} ranks share --dist-init-addr {sorted(map(str, addrs))}")
+        node_ranks = sorted(int(flag(r["argv"], "--node-rank") or -1) for _, r in ranks)
+        report(node_ranks == list(range(len(ranks))), f"{role} instance {index}: node ranks {node_ranks}")
+        nnodes = {flag(r["argv"], "--nnodes") for _, r in ranks}
+        report(nnodes == {str(len(ranks))}, f"{role} instance {index}: --nnodes {sorted(map(str, nnodes))}")
+
+
+def check_route(render_dir: str, probe_path: str, requests_path: str, role: str) -> None:
+    plan = load_plan(render_dir)
+    probe = json.loads(pathlib.Path(probe_path).read_text())
+    collected = json.loads(pathlib.Path(requests_path).read_text())
+    # Requests received by the prefill stand-ins, per host.
+    requests = {host: [r for unit, item in units.items() if unit.startswith("sglang-prefill-")
+                       for r in item.get("requests", [])]
+                for host, units in collected.items()}
+    report(probe.get("ready_status") == 200,
+           f"router readiness answered {probe.get('ready_status')} (after {probe.get('ready_after_s')} s)")
+    prefills = {}
+    for host, services in plan.items():
+        for svc in services.values():
+            if svc["role"] == "prefill" and svc["node_rank"] == 0:
+                prefills[flag(svc["argv"], "--host")] = (host, int(flag(svc["argv"], "--disaggregation-bootstrap-port")))
+    stream = probe.get("stream") or {}
+    answers = [("completion", (probe.get("completion") or {}).get("standin")),
+               ("streamed chat completion", (stream.get("first") or {}).get("standin"))]
+    report(stream.get("last") == "[DONE]" and stream.get("events", 0) >= 2,
+           f"stream: {stream.get('events')} SSE events ending with data: {stream.get('last')}")
+    for what, standin in answers:
+        if not standin:
+            report(False, f"{what}: no stand-in answer: {probe}")
+            continue
+        report(standin.get("role") == role, f"{what}: answered by {standin.get('role')} {standin.get('unit')} "
+                                            f"on {standin.get('hostname')}")
+        if role != "decode":
+            continue
+        bhost, bport, room = standin.get("bootstrap_host"), standin.get("bootstrap_port"), standin.get("bootstrap_room")
+        planned = prefills.get(bhost)
+        report(planned is not None and planned[1] == bport,
+               f"{what}: bootstrap_host {bhost} bootstrap_port {bport} = planned prefill {planned}")
+        if planned is None:
+            continue
+        seen = [r for r in requests.get(planned[0], []) if r.get("request", {}).get("bootstrap_room") == room]
+        others = [h for h, reqs in requests.items() if h != planned[0]
+                  and any(r.get("request", {}).get("bootstrap_room") == room for r in reqs)]
+        report(len(seen) == 1 and not others,
+               f"{what}: prefill {planned[0]} got the request with bootstrap_room {room} (other prefills: {others})")
+
+
+def check_restarts(before_path: str, after_path: str, roles: str) -> None:
+    before = json.loads(pathlib.Path(before_path).read_text())
+    after = json.loads(pathlib.Path(after_path).read_text())
+    wanted = set(roles.split(","))
+    for host, units in sorted(before.items()):
+        for unit, item in sorted(units.items()):
+            role = unit.split("-")[1]
+            old = item["systemd"].get("InvocationID")
+            new = after.get(host, {}).get(unit, {}).get("systemd", {}).get("InvocationID")
+            restarted = old != new
+            report(restarted == (role in wanted),
+                   f"{host}/{unit}: {'restarted' if restarted else 'not restarted'}"
+                   f" (ActiveEnterTimestamp {item['systemd'].get('ActiveEnterTimestamp')} -> "
+                   f"{after.get(host, {}).get(unit, {}).get('systemd', {}).get('ActiveEnterTimestamp')})")
+
+
+def main() -> None:
+    mode, args = sys.argv[1], sys.argv[2:]
+    {"plan": check_plan, "route": check_route, "restarts": check_restarts}[mode](*args)
+    print(f"{mode}: {'all checks passed' if failures == 0 else f'{failures} check(s) failed'}")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Runs the Molecule scenarios (extensions/molecule/*) on this machine: rootful Podman containers booted
+# with systemd, the real sglang-router, stand-in SGLang servers (tests/standins).
+# Prepares everything it needs on a fresh Debian machine (root): podman + debootstrap, the hugetlb cgroup
+# mount crun needs, container ulimits, the locally built base image (only when missing), a venv with
+# Molecule (.venv-molecule), the offline wheelhouse (only when missing).
+#   scripts/molecule.sh                 # molecule test for every scenario
+#   scripts/molecule.sh pd_mixed        # only the named scenario(s)
+#   MOLECULE_CMD=converge scripts/molecule.sh pd_separation   # another molecule command
+# Ends with "N passed, M failed" (scenarios); exits non-zero when one failed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+CACHE=$ROOT/.cache/molecule
+IMAGE=${SGLANG_MOLECULE_IMAGE:-localhost/ascend-sglang-systemd:bookworm}
+WHEELHOUSE=$CACHE/wheelhouse
+ROUTER_VERSION=0.3.0
+CONTAINER_PYTHON=3.11            # python3 of Debian bookworm, the base image
+VENV=$ROOT/.venv-molecule
+log() { printf 'molecule.sh: %s\n' "$*" >&2; }
+mkdir -p "$CACHE"
+
+[ "$(id -u)" = 0 ] || { log "must run as root (rootful Podman)"; exit 2; }
+
+# --- host packages -----------------------------------------------------------------------------
+if ! command -v podman >/dev/null || ! command -v debootstrap >/dev/null; then
+  log "installing podman and debootstrap"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q >/dev/null
+  apt-get install -y -q podman debootstrap >/dev/null
+fi
+
+# --- cgroups / ulimits (crun refuses the hybrid layout without the hugetlb v1 hierarchy) -------------
+if [ -d /sys/fs/cgroup ] && ! grep -q ' /sys/fs/cgroup cgroup2 ' /proc/mounts; then
+  mkdir -p /sys/fs/cgroup/hugetlb 2>/dev/null || true
+  mountpoint -q /sys/fs/cgroup/hugetlb || mount -t cgroup -o hugetlb cgroup /sys/fs/cgroup/hugetlb || true
+fi
+mkdir -p /etc/containers
+if ! grep -qs '^default_ulimits' /etc/containers/containers.conf; then
+  log "writing default_ulimits into /etc/containers/containers.conf"
+  if grep -qs '^\[containers\]' /etc/containers/containers.conf; then
+    sed -i '/^\[containers\]/a default_ulimits = ["nofile=4096:4096", "nproc=4096:4096"]' /etc/containers/containers.conf
+  else
+    printf '[containers]\ndefault_ulimits = ["nofile=4096:4096", "nproc=4096:4096"]\n' >> /etc/containers/containers.conf
+  fi
+fi
+
+# --- base image: Debian bookworm with systemd as PID 1 (built once, cached in podman's store) --------
+if ! podman image exists "$IMAGE"; then
+  log "building $IMAGE with debootstrap (about a minute)"
+  rootfs=$(mktemp -d "$CACHE/rootfs.XXXXXX")
+  debootstrap --variant=minbase \
+    --include=python3,python3-venv,python3-packaging,systemd,systemd-sysv,dbus,procps,iproute2,curl,ca-certificates \
+    bookworm "$rootfs" http://deb.debian.org/debian >"$CACHE/debootstrap.log" 2>&1 \
+    || { tail -n 30 "$CACHE/debootstrap.log" >&2; rm -rf "$rootfs"; exit 1; }
+  for u in getty@tty1.service console-getty.service serial-getty@.service systemd-remount-fs.service \
+           sys-kernel-config.mount sys-kernel-debug.mount sys-kernel-tracing.mount dev-hugepages.mount \
+           systemd-firstboot.service systemd-udevd.service systemd-modules-load.service; do
+    ln -sf /dev/null "$rootfs/etc/systemd/system/$u"
+  done
+  : > "$rootfs/etc/machine-id"
+  rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
+  tar -C "$rootfs" -c . | podman import --change 'CMD ["/sbin/init"]' --change 'STOPSIGNAL SIGRTMIN+3' - "$IMAGE" >/dev/null
+  rm -rf "$rootfs"
+fi
+
+# --- Python: ansible-core + Molecule in their own venv --------------------------------------------
+pick_python() {
+  local c
+  if command -v pyenv >/dev/null 2>&1; then
+    for c in "$(pyenv root)"/versions/3.1[2-9]*/bin/python3; do [ -x "$c" ] && { echo "$c"; return; }; done
+  fi
+  for c in python3.13 python3.12; do command -v "$c" >/dev/null 2>&1 && { command -v "$c"; return; }; done
+  log "no Python >= 3.12 found (ansible-core 2.21 needs it)"; exit 2
+}
+PINS="ansible-core==2.21.5 ansible==14.5.0 molecule==26.10.0 molecule-plugins[podman]==26.10.12 ansible-compat==26.10.0"
+if [ ! -x "$VENV/bin/python" ]; then
+  log "creating $VENV"
+  "$(pick_python)" -m venv "$VENV"
+fi
+if [ "$(cat "$VENV/.pins" 2>/dev/null)" != "$PINS" ]; then
+  log "installing $PINS"
+  # shellcheck disable=SC2086
+  "$VENV/bin/pip" install --quiet --disable-pip-version-check $PINS
+  echo "$PINS" > "$VENV/.pins"
+fi
+
+# --- offline wheelhouse: the real sglang-router (downloaded once) + the stand-in sglang wheel ---------
+# Two wheelhouses, so that each host gets only what it installs: router/ (sglang-router and its
+# dependencies) and server/ (the stand-in sglang wheel, rebuilt from tests/standins every run).
+mkdir -p "$WHEELHOUSE/router" "$WHEELHOUSE/server"
+if ! ls "$WHEELHOUSE"/router/sglang_router-"$ROUTER_VERSION"-*.whl >/dev/null 2>&1; then
+  log "downloading sglang-router==$ROUTER_VERSION and its dependencies for Python $CONTAINER_PYTHON"
+  "$VENV/bin/pip" download --quiet --disable-pip-version-check --dest "$WHEELHOUSE/router" \
+    --only-binary=:all: --python-version "$CONTAINER_PYTHON" --implementation cp \
+    --abi "cp${CONTAINER_PYTHON/./}" --abi abi3 --abi none \
+    "sglang-router==$ROUTER_VERSION" >"$CACHE/pip-download.log" 2>&1 \
+    || { grep -v '^WARNING: Location' "$CACHE/pip-download.log" >&2; exit 1; }
+fi
+"$VENV/bin/python" tests/standins/build_wheel.py "$WHEELHOUSE/server" >/dev/null
+
+# --- the checkout as the ascend.sglang collection ----------------------------------------------------
+mkdir -p .collections/ansible_collections/ascend
+ln -sfn "$ROOT" .collections/ansible_collections/ascend/sglang
+ANSIBLE_COLLECTIONS_PATH="$ROOT/.collections:$(echo "$VENV"/lib/python3*/site-packages)"
+export ANSIBLE_COLLECTIONS_PATH
+export PATH="$VENV/bin:$PATH"
+export SGLANG_MOLECULE_WHEELHOUSE=$WHEELHOUSE SGLANG_MOLECULE_IMAGE=$IMAGE SGLANG_MOLECULE_ROOT=$ROOT
+export ANSIBLE_PIPELINING=True ANSIBLE_FORCE_COLOR=0 PY_COLORS=0 ANSIBLE_NOCOLOR=1
+
+# --- run -----------------------------------------------------------------------------------------
+scenarios=("$@")
+if [ ${#scenarios[@]} -eq 0 ]; then
+  scenarios=(pd_separation pd_mixed)
+fi
+cmd=${MOLECULE_CMD:-test}
+passed=0 failed=0 failed_names=()
+for s in "${scenarios[@]}"; do
+  if [ "$cmd" = test ]; then
+    # Leftovers of an interrupted run (same container names) would make create fail. All test containers
+    # are named sgm-*; nothing else is touched.
+    leftovers=$(podman ps -a --format '{{.Names}}' | grep '^sgm-' || true)
+    # shellcheck disable=SC2086
+    [ -z "$leftovers" ] || podman rm -f -t0 $leftovers >/dev/null
+  fi
+  start=$SECONDS
+  log "scenario $s: molecule $cmd"
+  if molecule "$cmd" -s "$s"; then
+    passed=$((passed + 1)); log "scenario $s: passed in $((SECONDS - start)) s"
+  else
+    failed=$((failed + 1)); failed_names+=("$s"); log "scenario $s: FAILED after $((SECONDS - start)) s"
+  fi
+done
+[ "$failed" -eq 0 ] || log "failed: ${failed_names[*]}"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,281 @@
+"""Stand-in for ``python3 -m sglang.launch_server`` (ascend.sglang Molecule tests only).
+
+Standard library only.  It:
+- records its exact argv (/proc/self/cmdline) and environment to
+  $SGLANG_STANDIN_STATE_DIR/<systemd unit>.json (default /var/lib/sglang-standin);
+- multi-node (--nnodes > 1): rank 0 listens on the --dist-init-addr port, ranks > 0 connect to it
+  (bounded retries); when a peer connection drops, every rank exits non-zero, like a collective failure;
+- node rank 0 serves HTTP on --host/--port: GET /health (200 only when every rank is connected and the
+  startup delay is over), /server_info, /get_server_info, /model_info, /get_model_info; POST /generate,
+  /v1/completions, /v1/chat/completions (SSE streaming too, ending "data: [DONE]") in prefill, decode
+  or mixed behaviour; a decode answer echoes the bootstrap fields it received; every request is logged
+  to <unit>.requests.jsonl.  Never reports a model or tokenizer path.
+Test knobs (environment): SGLANG_STANDIN_STARTUP_DELAY (seconds, default 1),
+SGLANG_STANDIN_NEVER_HEALTHY=1 (/health stays 503), SGLANG_STANDIN_STATE_DIR.
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import threading
+import time
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+STATE_DIR = os.environ.get("SGLANG_STANDIN_STATE_DIR", "/var/lib/sglang-standin")
+
+
+def log(msg: str) -> None:
+    print(f"[sglang-standin] {msg}", flush=True)
+
+
+def parse(argv: list[str]) -> dict[str, object]:
+    opts: dict[str, object] = {}
+    i = 0
+    while i < len(argv):
+        tok = argv[i]
+        if tok.startswith("--"):
+            vals = []
+            j = i + 1
+            while j < len(argv) and not argv[j].startswith("--"):
+                vals.append(argv[j])
+                j += 1
+            opts[tok] = vals[0] if len(vals) == 1 else (vals or True)
+            i = j
+        else:
+            i += 1
+    return opts
+
+
+def unit_name() -> str:
+    try:
+        with open("/proc/self/cgroup", encoding="utf-8") as f:
+            for line in f:
+                for part in line.strip().split(":")[-1].split("/"):
+                    if part.endswith(".service"):
+                        return part[: -len(".service")]
+    except OSError:
+        pass
+    return f"pid-{os.getpid()}"
+
+
+def cmdline() -> list[str]:
+    with open("/proc/self/cmdline", "rb") as f:
+        return [a.decode() for a in f.read().split(b"\0")[:-1]]
+
+
+class State:
+    def __init__(self, opts: dict[str, object], unit: str) -> None:
+        self.opts = opts
+        self.unit = unit
+        self.role = str(opts.get("--disaggregation-mode") or "mixed")
+        if self.role == "null":
+            self.role = "mixed"
+        self.nnodes = int(str(opts.get("--nnodes", "1")))
+        self.rank = int(str(opts.get("--node-rank", "0")))
+        self.host = str(opts.get("--host", "127.0.0.1"))
+        self.port = int(str(opts.get("--port", "30000")))
+        self.peers: set[int] = set()
+        self.lock = threading.Lock()
+        self.started = time.time()
+        self.delay = float(os.environ.get("SGLANG_STANDIN_STARTUP_DELAY", "1"))
+        self.never_healthy = os.environ.get("SGLANG_STANDIN_NEVER_HEALTHY") == "1"
+
+    def healthy(self) -> bool:
+        if self.never_healthy or time.time() - self.started < self.delay:
+            return False
+        with self.lock:
+            return len(self.peers) == self.nnodes - 1
+
+    def identity(self) -> dict[str, object]:
+        return {"unit": self.unit, "role": self.role, "hostname": socket.gethostname(), "host": self.host,
+                "port": self.port, "node_rank": self.rank, "nnodes": self.nnodes,
+                "bootstrap_port": self.opts.get("--disaggregation-bootstrap-port")}
+
+
+def die(msg: str) -> None:
+    log(msg)
+    sys.stdout.flush()
+    os._exit(3)
+
+
+def watch(conn: socket.socket, what: str) -> None:
+    """Blocks until the peer connection closes, then takes this rank down (collective failure)."""
+    try:
+        while conn.recv(64):
+            pass
+    except OSError:
+        pass
+    die(f"lost {what}: collective failure, exiting")
+
+
+def rendezvous(state: State) -> None:
+    addr = str(state.opts.get("--dist-init-addr") or "")
+    if state.nnodes <= 1:
+        return
+    if not addr:
+        die("--nnodes > 1 without --dist-init-addr")
+    host, _, port = addr.rpartition(":")
+    if state.rank == 0:
+        srv = socket.create_server(("", int(port)), reuse_port=False)
+        srv.listen(16)
+        log(f"rank 0 waiting for {state.nnodes - 1} peer(s) on {addr}")
+
+        def accept() -> None:
+            while True:
+                conn, peer = srv.accept()
+                data = b""
+                while not data.endswith(b"\n"):
+                    chunk = conn.recv(64)
+                    if not chunk:
+                        break
+                    data += chunk
+                try:
+                    rank = int(data.decode().strip())
+                except ValueError:
+                    conn.close()
+                    continue
+                with state.lock:
+                    if rank in state.peers or not 0 < rank < state.nnodes:
+                        conn.close()
+                        continue
+                    state.peers.add(rank)
+                    count = len(state.peers)
+                log(f"rank {rank} joined from {peer[0]} ({count + 1}/{state.nnodes})")
+                conn.sendall(b"ok\n")
+                threading.Thread(target=watch, args=(conn, f"node rank {rank}"), daemon=True).start()
+
+        threading.Thread(target=accept, daemon=True).start()
+    else:
+        deadline = time.time() + float(os.environ.get("SGLANG_STANDIN_RENDEZVOUS_TIMEOUT", "600"))
+        while True:
+            try:
+                conn = socket.create_connection((host, int(port)), timeout=5)
+                conn.sendall(f"{state.rank}\n".encode())
+                conn.settimeout(None)
+                break
+            except OSError as exc:
+                if time.time() > deadline:
+                    die(f"rendezvous with {addr} timed out: {exc}")
+                time.sleep(0.5)
+        log(f"rank {state.rank} connected to rank 0 at {addr}")
+        watch(conn, "node rank 0")  # blocks: ranks > 0 serve no HTTP
+
+
+class Handler(BaseHTTPRequestHandler):
+    state: State
+    server_version = "sglang-standin"
+
+    def log_message(self, fmt: str, *args: object) -> None:
+        log(f"{self.address_string()} {fmt % args}")
+
+    def _json(self, code: int, body: object) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:  # noqa: N802
+        st = self.state
+        path = self.path.split("?")[0]
+        if path in ("/health", "/health_generate"):
+            ok = st.healthy()
+            self._json(200 if ok else 503, {"healthy": ok, **st.identity()})
+        elif path in ("/server_info", "/get_server_info"):
+            info = {"version": "0.0.0+standin", "disaggregation_mode": st.role if st.role != "mixed" else "null",
+                    "tp_size": int(str(st.opts.get("--tp-size", "1"))),
+                    "dp_size": int(str(st.opts.get("--dp-size", "1"))), "standin": st.identity()}
+            if st.opts.get("--disaggregation-bootstrap-port"):
+                info["disaggregation_bootstrap_port"] = int(str(st.opts["--disaggregation-bootstrap-port"]))
+            self._json(200, info)
+        elif path in ("/model_info", "/get_model_info"):
+            self._json(200, {"is_generation": True})
+        else:
+            self._json(404, {"error": f"no route {path}"})
+
+    def do_POST(self) -> None:  # noqa: N802
+        st = self.state
+        path = self.path.split("?")[0]
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b"{}"
+        try:
+            req = json.loads(raw or b"{}")
+        except ValueError:
+            self._json(400, {"error": "invalid JSON"})
+            return
+        boot = {k: req.get(k) for k in ("bootstrap_host", "bootstrap_port", "bootstrap_room")}
+        with open(os.path.join(STATE_DIR, f"{st.unit}.requests.jsonl"), "a", encoding="utf-8") as f:
+            f.write(json.dumps({"path": path, "time": time.time(), "request": req}) + "\n")
+        if path not in ("/generate", "/v1/completions", "/v1/chat/completions"):
+            self._json(404, {"error": f"no route {path}"})
+            return
+        if not st.healthy():
+            self._json(503, {"error": "not ready"})
+            return
+        standin = {**st.identity(), **boot}
+        text = f"standin {st.role} answer"
+        rid = f"standin-{uuid.uuid4().hex[:12]}"
+        if path == "/generate":
+            body: dict[str, object] = {"text": text, "meta_info": {"id": rid, "finish_reason": {"type": "stop"},
+                                                                   "prompt_tokens": 1, "completion_tokens": 3},
+                                       "standin": standin}
+            chunks = [body]
+        elif path == "/v1/completions":
+            body = {"id": rid, "object": "text_completion", "created": int(time.time()), "model": "standin",
+                    "choices": [{"index": 0, "text": text, "finish_reason": "stop", "logprobs": None}],
+                    "usage": {"prompt_tokens": 1, "completion_tokens": 3, "total_tokens": 4}, "standin": standin}
+            chunks = [dict(body, choices=[{"index": 0, "text": w + " ", "finish_reason": None, "logprobs": None}])
+                      for w in text.split()]
+        else:
+            body = {"id": rid, "object": "chat.completion", "created": int(time.time()), "model": "standin",
+                    "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                                 "finish_reason": "stop"}],
+                    "usage": {"prompt_tokens": 1, "completion_tokens": 3, "total_tokens": 4}, "standin": standin}
+            chunks = [{"id": rid, "object": "chat.completion.chunk", "created": int(time.time()), "model": "standin",
+                       "choices": [{"index": 0, "delta": {"content": w + " "}, "finish_reason": None}],
+                       "standin": standin} for w in text.split()]
+        if not req.get("stream"):
+            self._json(200, body)
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        for chunk in chunks:
+            self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+            self.wfile.flush()
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
+        self.close_connection = True
+
+
+def main() -> None:
+    argv = cmdline()
+    opts = parse(argv)
+    unit = unit_name()
+    os.makedirs(STATE_DIR, exist_ok=True)
+    state = State(opts, unit)
+    record = {"unit": unit, "pid": os.getpid(), "time": time.time(), "argv": argv, "env": dict(os.environ),
+              "cwd": os.getcwd()}
+    tmp = os.path.join(STATE_DIR, f".{unit}.json.tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(record, f, indent=1, sort_keys=True)
+    os.replace(tmp, os.path.join(STATE_DIR, f"{unit}.json"))
+    log(f"{unit}: {state.role} node rank {state.rank}/{state.nnodes}, argv recorded")
+    if state.never_healthy:
+        log("SGLANG_STANDIN_NEVER_HEALTHY=1: /health will keep answering 503")
+    rendezvous(state)  # ranks > 0 block here until the instance fails
+    Handler.state = state
+    httpd = ThreadingHTTPServer((state.host, state.port), Handler)
+    httpd.daemon_threads = True
+    log(f"serving HTTP on {state.host}:{state.port}")
+    httpd.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
