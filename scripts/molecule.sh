@@ -97,7 +97,11 @@ if ! ls "$WHEELHOUSE"/router/sglang_router-"$ROUTER_VERSION"-*.whl >/dev/null 2>
     "sglang-router==$ROUTER_VERSION" >"$CACHE/pip-download.log" 2>&1 \
     || { grep -v '^WARNING: Location' "$CACHE/pip-download.log" >&2; exit 1; }
 fi
-"$VENV/bin/python" tests/standins/build_wheel.py "$WHEELHOUSE/server" >/dev/null
+# One stand-in wheel per SGLang release a profile can target, versioned <release>+standin: preflight
+# checks the release each server's interpreter imports (a local build of a release counts as it).
+for release in $("$VENV/bin/python" -c 'import sys, yaml; print(" ".join(yaml.safe_load(open(sys.argv[1]))["sglang"]["releases"]))' profiles/_releases.yml); do
+  "$VENV/bin/python" tests/standins/build_wheel.py "$WHEELHOUSE/server" "$release+standin" >/dev/null
+done
 
 # --- the checkout as the ascend.sglang collection ----------------------------------------------------
 mkdir -p .collections/ansible_collections/ascend

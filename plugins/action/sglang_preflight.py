@@ -13,7 +13,7 @@ from ansible_collections.ascend.sglang.plugins.module_utils._errors import PlanE
 from ansible_collections.ascend.sglang.plugins.module_utils._profile import load_profile
 
 PASSED = ("mode", "min_driver_version", "min_cann_version", "min_hbm_free_ratio", "npu_smi", "driver_info",
-          "toolkit_info", "probe_timeout", "runtime_timeout")
+          "toolkit_info", "probe_timeout", "runtime_timeout", "installed_by_roles")
 _HARDWARE: dict[tuple[str, str | None], str] = {}
 
 

@@ -101,6 +101,14 @@ def observe_toolkit(patterns: list[str] | tuple[str, ...] = TOOLKIT_INFO) -> dic
     return {"path": None, "version": None, "searched": list(patterns), "error": "not found"}
 
 
+def resolve(name: str) -> list[str]:
+    """Addresses a bind name resolves to here (empty when it does not resolve)."""
+    try:
+        return sorted({info[4][0] for info in socket.getaddrinfo(name, None, proto=socket.IPPROTO_TCP)})
+    except (OSError, UnicodeError):
+        return []
+
+
 def path_kind(path: str) -> str:
     try:
         if os.path.isdir(path):
@@ -284,6 +292,7 @@ def observe(req: Mapping[str, Any], npu_smi: str = "npu-smi", driver_info: str =
         health = {h["service"]: pool.submit(http_status, h["url"], probe_timeout) for h in req.get("health") or []}
         npu = pool.submit(observe_npu, npu_smi) if req.get("npu") else None
         observed["paths"] = {path: path_kind(path) for path in req.get("paths") or {}}
+        observed["resolved"] = {name: resolve(name) for name in req.get("names") or []}
         observed["nics"] = observe_nics() if req.get("nics") else {}
         observed["listeners"] = observe_listeners(list(req.get("ports") or []))
         observed["units"] = observe_units(list(req.get("units") or []))

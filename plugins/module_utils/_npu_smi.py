@@ -245,7 +245,10 @@ def compare_versions(a: str, b: str) -> int:
 
 
 def normalize_release(version: str) -> str:
-    """Python package release spelled the PEP 440 way for equality (``0.5.6.post2`` == ``0.5.6-post2``)."""
-    text = version.strip().lower().lstrip("v")
+    """Python package release spelled the PEP 440 way for equality (``0.5.6.post2`` == ``0.5.6-post2``).
+
+    A local version label (``0.5.6.post2+ascend1``: a site's own build of that release) counts as the release.
+    """
+    text = version.strip().lower().lstrip("v").split("+", 1)[0]
     text = re.sub(r"[-_]", ".", text)
     return re.sub(r"\.(post|rc|a|b|dev)\.?(\d+)", r".\1\2", text)

@@ -63,6 +63,8 @@ class Context:
     min_cann_version: str | None = None
     min_hbm_free_ratio: float | None = None  # None: the service's --mem-fraction-static, else 0.8
     profile: str | None = None
+    # Packages the roles install before start (sglang_server_install / sglang_router_install).
+    installed_by_roles: frozenset[str] = frozenset()
 
 
 # --------------------------------------------------------------------------- plan helpers
@@ -187,6 +189,11 @@ def _runtime(svc: Mapping[str, Any], host_plan: Mapping[str, Any], ctx: Context)
     }
 
 
+def _installed_later(runtime: Mapping[str, Any], ctx: Context) -> bool:
+    """Before start, a package the roles are about to install cannot be checked yet."""
+    return ctx.mode == "preflight" and runtime["package"] in ctx.installed_by_roles
+
+
 def requirements(host_plan: Mapping[str, Any], ctx: Context) -> dict[str, Any]:
     """What the host probe must look at for this host plan (all lists, JSON-able)."""
     paths: dict[str, str] = {}
@@ -208,13 +215,15 @@ def requirements(host_plan: Mapping[str, Any], ctx: Context) -> dict[str, Any]:
         for address, port, _ in _peer_targets(svc):
             probes[f"{address}:{port}"] = {"address": address, "port": port}
         runtime = _runtime(svc, host_plan, ctx)
-        if runtime and runtime["key"] not in runtimes:
+        if runtime and runtime["key"] not in runtimes and not _installed_later(runtime, ctx):
             runtimes[runtime["key"]] = runtime
         if ctx.mode == "doctor" and svc.get("health_url"):
             health.append({"service": str(svc.get("name")), "url": str(svc["health_url"])})
     return {
         "npu": _is_server_host(host_plan),
         "paths": paths,
+        # Bind addresses may be host names (sglang_host_ip: node1): the host resolves them itself.
+        "names": sorted({str(svc.get("host")) for svc in _services(host_plan) if svc.get("host")}),
         "nics": sorted(nics),
         "ports": sorted(set(ports)),
         "probes": list(probes.values()),
@@ -428,6 +437,8 @@ def _check_nics(out: _Out, host_plan: Mapping[str, Any], observed: Mapping[str, 
             continue
         name = str(svc.get("name"))
         address = str(svc.get("host") or "")
+        # A name counts as carried when one of the addresses it resolves to on this host is.
+        candidates = [address] + list((observed.get("resolved") or {}).get(address) or [])
         for nic in sorted({n for _, n in pairs}):
             variables = "/".join(v for v, n in pairs if n == nic)
             if nics is None:
@@ -437,7 +448,7 @@ def _check_nics(out: _Out, host_plan: Mapping[str, Any], observed: Mapping[str, 
                 out.add("nic", FAIL, f"no interface {nic} (have {', '.join(sorted(nics)) or 'none'})",
                         f"{nic} ({variables}) carrying {address}",
                         f"set sglang_nic of this host to the NIC that carries {address} (`ip -br addr`)", service=name)
-            elif address not in (nics.get(nic) or []):
+            elif not set(candidates) & set(nics.get(nic) or []):
                 carried = ", ".join(nics.get(nic) or []) or "no address"
                 owner = [n for n, addrs in nics.items() if address in (addrs or [])]
                 hint = f" ({address} is on {owner[0]})" if owner else f" ({address} is on no interface of this host)"
@@ -445,7 +456,8 @@ def _check_nics(out: _Out, host_plan: Mapping[str, Any], observed: Mapping[str, 
                         "set sglang_nic to the NIC carrying sglang_host_ip, or sglang_host_ip to the address of "
                         f"{nic}", service=name)
             else:
-                out.add("nic", OK, f"{nic} has {address}", f"{nic} carrying {address}", service=name)
+                carried = sorted(set(candidates) & set(nics.get(nic) or []))
+                out.add("nic", OK, f"{nic} has {', '.join(carried)}", f"{nic} carrying {address}", service=name)
 
 
 def _conflicts(bind: str, listen_addr: str) -> bool:
@@ -540,6 +552,10 @@ def _check_runtimes(out: _Out, host_plan: Mapping[str, Any], observed: Mapping[s
         if not runtime or runtime["key"] in seen:
             continue
         seen.add(runtime["key"])
+        if _installed_later(runtime, ctx):
+            out.add("runtime", OK, f"installed by the role before start ({runtime['python']})",
+                    f"{runtime['package']} {runtime['expected'] or '(any)'}", service=str(svc.get("name")))
+            continue
         got = runtimes.get(runtime["key"]) or {}
         version = got.get("version")
         expected_release = runtime["expected"]

@@ -65,6 +65,13 @@ options:
     description: Seconds for the interpreter version check (sources the CANN scripts first).
     type: float
     default: 60
+  installed_by_roles:
+    description:
+      - Packages (C(sglang), C(sglang-router)) the deployment's roles install before they start the services
+        (C(sglang_server_install), C(sglang_router_install)); before start their runtime is not checked.
+    type: list
+    elements: str
+    default: []
 extends_documentation_fragment:
   - ascend.sglang.npu_paths
 attributes:
@@ -142,6 +149,7 @@ def main() -> None:
             "toolkit_info": {"type": "list", "elements": "str", "default": list(TOOLKIT_INFO)},
             "probe_timeout": {"type": "float", "default": 3.0},
             "runtime_timeout": {"type": "float", "default": 60.0},
+            "installed_by_roles": {"type": "list", "elements": "str", "default": []},
         },
         supports_check_mode=True,
     )
@@ -150,7 +158,8 @@ def main() -> None:
     hostname = p["hostname"] or module.params.get("hostname") or "localhost"
     ctx = Context(mode=p["mode"], hardware=p["hardware"], releases=dict(p["releases"] or {}),
                   min_driver_version=p["min_driver_version"], min_cann_version=p["min_cann_version"],
-                  min_hbm_free_ratio=p["min_hbm_free_ratio"], profile=p["profile"])
+                  min_hbm_free_ratio=p["min_hbm_free_ratio"], profile=p["profile"],
+                  installed_by_roles=frozenset(p["installed_by_roles"]))
     req = requirements(host_plan, ctx)
     observed = observe(req, npu_smi=p["npu_smi"], driver_info=p["driver_info"], toolkit_info=p["toolkit_info"],
                        probe_timeout=p["probe_timeout"], runtime_timeout=p["runtime_timeout"])

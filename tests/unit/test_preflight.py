@@ -452,3 +452,17 @@ def test_long_cells_wrap_without_losing_text():
                                               "expected": "e", "fix": long_fix}]}})
     lines = render_table(findings)
     assert " ".join(" ".join(line.split("|")[6].split()) for line in lines[3:-1]).split() == long_fix.split()
+
+
+def test_runtime_installed_by_the_roles_is_not_checked_before_start():
+    """With sglang_server_install the role installs the runtime after preflight: no probe, no failure."""
+    import dataclasses as _dc
+
+    from ansible_collections.ascend.sglang.plugins.module_utils import _preflight as pf
+
+    host_plan = {"services": [{"name": "sglang-mixed-i0-r0", "role": "mixed", "argv": ["/opt/sglang/bin/python3",
+                                                                                    "-m", "sglang.launch_server"]}]}
+    ctx = pf.Context(releases={"sglang": "0.5.7"}, installed_by_roles=frozenset({"sglang"}))
+    assert pf.requirements(host_plan, ctx)["runtimes"] == []
+    doctor = _dc.replace(ctx, mode="doctor")
+    assert [r["package"] for r in pf.requirements(host_plan, doctor)["runtimes"]] == ["sglang"]
