@@ -139,7 +139,8 @@ def test_unknown_profile_is_named(tmp_path: Path) -> None:
 
 def test_playbook_syntax() -> None:
     playbooks = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "playbooks").glob("*.yml"))
-    assert len(playbooks) == 41 + 5  # one per profile (40 + the pd32 alias) + deploy, plan, render, preflight, doctor
+    assert len(playbooks) == 41 + 9  # one per profile (40 + the pd32 alias) + deploy, plan, render, preflight,
+    # doctor, status, stop, restart, bench
     ansible("ansible-playbook", "-i", "inventories/example", "--syntax-check", *playbooks)
 
 

@@ -1,0 +1,85 @@
+# Copyright: ascend.sglang contributors
+# Apache License 2.0
+"""Controller side of the benchmark: saves the raw output, judges the parsed figures against the
+profile's published ones and target, writes the JSON report and the PNG chart."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+
+from ansible.errors import AnsibleActionFail
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.ascend.sglang.plugins.module_utils._bench import (
+    DEFAULT_TPOT_TOLERANCE, evaluate, render_table,
+)
+from ansible_collections.ascend.sglang.plugins.module_utils._errors import PlanError
+from ansible_collections.ascend.sglang.plugins.module_utils._png import bench_chart
+from ansible_collections.ascend.sglang.plugins.module_utils._profile import load_profile
+
+
+def _write(path: str, data: bytes) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as handle:
+        handle.write(data)
+    os.replace(tmp, path)
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _VALID_ARGS = frozenset(("result", "profile", "profiles_dir", "output_dir", "tolerance", "chart", "fail"))
+    _requires_connection = False
+
+    def run(self, tmp=None, task_vars=None):
+        task_vars = task_vars or {}
+        result = super().run(tmp, task_vars)
+        args = self._task.args
+        run = args.get("result")
+        if not isinstance(run, dict):
+            raise AnsibleActionFail("result: the registered result of ascend.sglang.sglang_bench")
+        try:
+            profile = load_profile(str(args.get("profile")), args.get("profiles_dir"))
+        except PlanError as exc:
+            raise AnsibleActionFail(exc.render()) from exc
+        if run.get("skipped") or (self._task.check_mode and run.get("rc", -1) == -1):
+            result.update(changed=False, skipped=True, msg="the benchmark did not run (check mode): nothing to judge")
+            return result
+        tolerance = float(args.get("tolerance") if args.get("tolerance") is not None else DEFAULT_TPOT_TOLERANCE)
+        argv = [str(a) for a in run.get("argv") or []]
+        published = (profile.published or {}).get("figures") or {}
+        verdict = evaluate(run.get("parsed") or {}, argv=argv, cards=profile.cards,
+                           tpot_target_ms=profile.tpot_target_ms, published=published, tolerance=tolerance)
+        if run.get("rc", 0) != 0:
+            verdict["failures"].insert(0, f"sglang.bench_serving exited with {run.get('rc')}")
+            verdict["passed"] = False
+        if run.get("parse_error"):
+            verdict["failures"].insert(0, run["parse_error"])
+        table = render_table(verdict)
+        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        out_dir = os.path.abspath(os.path.expanduser(str(args.get("output_dir") or "sglang-bench")))
+        os.makedirs(out_dir, exist_ok=True)
+        base = os.path.join(out_dir, f"{profile.id}-{stamp}")
+        raw = (f"$ {' '.join(argv)}\n# exit status {run.get('rc')}, {run.get('duration_s')} s\n"
+               f"{run.get('stdout') or ''}\n# ---- stderr ----\n{run.get('stderr') or ''}")
+        _write(base + ".txt", raw.encode("utf-8"))
+        report = {"profile": profile.id, "title": profile.title, "argv": argv, "rc": run.get("rc"),
+                  "duration_s": run.get("duration_s"), "raw_output": base + ".txt", "published": published,
+                  "metrics": (run.get("parsed") or {}).get("metrics") or {}, **verdict}
+        paths = {"raw": base + ".txt", "json": base + ".json"}
+        if args.get("chart", True):
+            png = bench_chart(f"{profile.id} measured vs published", verdict["comparison"], table[-1])
+            _write(base + ".png", png)
+            paths["chart"] = base + ".png"
+        report["files"] = paths
+        _write(base + ".json", (json.dumps(report, indent=2, sort_keys=True) + "\n").encode("utf-8"))
+        # Files on the controller only: the deployment itself is not changed.
+        result.update(changed=False, passed=verdict["passed"], failures=verdict["failures"],
+                      figures=verdict["figures"], comparison=verdict["comparison"], table=table, files=paths,
+                      msg=f"{profile.id}: {'PASS' if verdict['passed'] else 'FAIL'}")
+        if not verdict["passed"] and args.get("fail", True):
+            result["failed"] = True
+            result["msg"] = f"{profile.id}: benchmark FAILED: " + "; ".join(verdict["failures"]) + \
+                "\n" + "\n".join(table) + f"\nreport: {paths['json']}"
+        return result

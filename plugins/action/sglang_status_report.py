@@ -1,0 +1,51 @@
+# Copyright: ascend.sglang contributors
+# Apache License 2.0
+"""Controller side of the status playbook: every host's service status -> one table and a JSON file."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from ansible.errors import AnsibleActionFail
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.ascend.sglang.plugins.module_utils._ops import healthy, render_table, status_rows
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _VALID_ARGS = frozenset(("plan", "result_var", "json_path", "fail_unhealthy"))
+    _requires_connection = False
+
+    def run(self, tmp=None, task_vars=None):
+        task_vars = task_vars or {}
+        result = super().run(tmp, task_vars)
+        args = self._task.args
+        plan = args.get("plan")
+        if not isinstance(plan, dict) or "hosts" not in plan:
+            raise AnsibleActionFail("plan: the deployment plan (sglang_plan)")
+        var = str(args.get("result_var") or "sglang_status_result")
+        hostvars = task_vars.get("hostvars") or {}
+        observed = {}
+        for host in plan["hosts"]:
+            hv = hostvars.get(host) if hasattr(hostvars, "get") else None
+            value = hv.get(var) if hv is not None and hasattr(hv, "get") else None
+            observed[str(host)] = dict(value) if isinstance(value, dict) and not value.get("failed") else None
+        rows = status_rows(plan, observed)
+        table = render_table(rows)
+        ok = healthy(rows)
+        doc = {"profile": plan.get("profile"), "healthy": ok, "services": rows}
+        if args.get("json_path"):
+            path = os.path.abspath(os.path.expanduser(str(args["json_path"])))
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path + ".tmp", "w", encoding="utf-8") as handle:
+                json.dump(doc, handle, indent=2, sort_keys=True)
+                handle.write("\n")
+            os.replace(path + ".tmp", path)
+            result["json_path"] = path
+        summary = f"{plan.get('profile')}: {len(rows)} services, {'all healthy' if ok else 'NOT all healthy'}"
+        result.update(changed=False, healthy=ok, rows=rows, table=table, msg=summary)
+        if not ok and args.get("fail_unhealthy"):
+            result.update(failed=True, msg=summary + "\n" + "\n".join(table))
+        return result

@@ -1,0 +1,23 @@
+# Copyright: ascend.sglang contributors
+# Apache License 2.0
+"""Filters over the plan for the operations playbooks (status, stop, restart); the logic is in
+plugins/module_utils/_ops.py (pure, unit-tested)."""
+
+from __future__ import annotations
+
+from ansible_collections.ascend.sglang.plugins.module_utils._ops import instances, routers
+
+
+def sglang_instances(plan):
+    """Server instances in rollout order (prefill, decode, mixed), each with all ranks and its router entry."""
+    return instances(plan)
+
+
+def sglang_routers(plan):
+    """Router services with base_url and mini_lb (true when the router has no worker API)."""
+    return routers(plan)
+
+
+class FilterModule:
+    def filters(self):
+        return {"sglang_instances": sglang_instances, "sglang_routers": sglang_routers}

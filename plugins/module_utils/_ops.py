@@ -1,0 +1,222 @@
+# Copyright: ascend.sglang contributors
+# Apache License 2.0
+"""Day-2 operations on a deployed plan: the rollout order of instances, the router's worker API
+(sglang-router 0.3.0), and the status table.
+
+Pure and typed; no Ansible import.
+
+sglang-router 0.3.0 (the Rust model gateway) manages workers through a REST resource, checked against
+the released wheel: ``GET /workers`` lists ``{"workers": [{"id", "url", "worker_type", "is_healthy",
+"bootstrap_port"?...}], "total", "stats"}``; ``POST /workers`` with ``{"url", "worker_type":
+"regular"|"prefill"|"decode", "bootstrap_port"?}`` queues an addition (202; the worker appears once its
+/health answers; posting a listed URL again is accepted and changes nothing); ``DELETE /workers/{id}``
+queues a removal (202).  There is no ``/add_worker`` / ``/remove_worker`` in this release.  The
+``--mini-lb`` router (pure Python) has none of these routes (404).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping, Sequence
+
+ROLE_ORDER = ("prefill", "decode", "mixed")
+# Router worker_type of each server role.
+WORKER_TYPE = {"prefill": "prefill", "decode": "decode", "mixed": "regular"}
+
+
+def _services(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for host, hp in (plan.get("hosts") or {}).items():
+        for svc in (hp or {}).get("services") or []:
+            out.append(dict(svc, inventory_host=svc.get("inventory_host") or host))
+    return out
+
+
+def routers(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The router services, each with ``base_url`` and ``mini_lb`` (no worker API)."""
+    out = []
+    for svc in _services(plan):
+        if svc["role"] != "router":
+            continue
+        argv = [str(a) for a in svc.get("argv") or []]
+        out.append(dict(svc, base_url=f"http://{svc['host']}:{svc['port']}", mini_lb="--mini-lb" in argv))
+    return sorted(out, key=lambda s: s["instance"])
+
+
+def instances(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Server instances in rollout order (prefill, decode, mixed; by instance index), each with all its
+    ranks (rank order), its rank 0, its router registration (url, worker_type, bootstrap_port) and how
+    many instances its role has (a role with one instance cannot serve while it restarts)."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for svc in _services(plan):
+        if svc["role"] in ROLE_ORDER:
+            groups.setdefault(svc["instance_key"], []).append(svc)
+    per_role: dict[str, int] = {}
+    for ranks in groups.values():
+        per_role[ranks[0]["role"]] = per_role.get(ranks[0]["role"], 0) + 1
+    out = []
+    for key, ranks in groups.items():
+        ranks.sort(key=lambda s: s["node_rank"])
+        rank0 = ranks[0]
+        worker: dict[str, Any] = {"url": f"http://{rank0['host']}:{rank0['port']}",
+                                  "worker_type": WORKER_TYPE[rank0["role"]]}
+        if rank0.get("bootstrap_port") is not None:
+            worker["bootstrap_port"] = rank0["bootstrap_port"]
+        out.append({"key": key, "role": rank0["role"], "instance": rank0["instance"],
+                    "label": f"{rank0['role']} instance {rank0['instance']}",
+                    "hosts": [s["inventory_host"] for s in ranks],
+                    "services": ranks, "rank0": rank0, "worker": worker,
+                    "role_instances": per_role[rank0["role"]]})
+    out.sort(key=lambda i: (ROLE_ORDER.index(i["role"]), i["instance"]))
+    return out
+
+
+# ------------------------------------------------------------------------------------- router API
+
+def find_worker(listing: Mapping[str, Any] | None, url: str) -> dict[str, Any] | None:
+    """The worker of ``url`` in a ``GET /workers`` answer (trailing slashes ignored)."""
+    want = url.rstrip("/")
+    for worker in (listing or {}).get("workers") or []:
+        if str(worker.get("url", "")).rstrip("/") == want:
+            return dict(worker)
+    return None
+
+
+def worker_body(url: str, worker_type: str, bootstrap_port: int | None = None) -> dict[str, Any]:
+    """The ``POST /workers`` body; PD prefill workers need their bootstrap port."""
+    if worker_type not in ("regular", "prefill", "decode"):
+        raise ValueError(f"worker_type must be regular, prefill or decode, not {worker_type!r}")
+    body: dict[str, Any] = {"url": url, "worker_type": worker_type}
+    if worker_type == "prefill" and bootstrap_port is not None:
+        body["bootstrap_port"] = int(bootstrap_port)
+    return body
+
+
+def router_view(plan: Mapping[str, Any], listing: Mapping[str, Any] | None, mini_lb: bool) -> dict[str, str]:
+    """Per planned upstream URL, what the router says about it: healthy, unhealthy, not registered,
+    or, for --mini-lb, that it cannot tell; plus unplanned workers it routes to (key ``extra:<url>``)."""
+    view: dict[str, str] = {}
+    planned = [i["worker"]["url"] for i in instances(plan)]
+    for url in planned:
+        if mini_lb:
+            view[url] = "configured (mini-lb: no worker API)"
+        elif listing is None:
+            view[url] = "unknown (router not answering)"
+        else:
+            worker = find_worker(listing, url)
+            view[url] = ("not registered" if worker is None else
+                         f"{worker.get('worker_type', '?')} {'healthy' if worker.get('is_healthy') else 'UNHEALTHY'}")
+    if listing and not mini_lb:
+        for worker in listing.get("workers") or []:
+            url = str(worker.get("url", "")).rstrip("/")
+            if url not in planned:
+                view[f"extra:{url}"] = f"{worker.get('worker_type', '?')} not in the plan"
+    return view
+
+
+# ------------------------------------------------------------------------------------------ status
+
+def parse_systemctl_show(text: str) -> dict[str, str]:
+    """``systemctl show -p A,B unit`` output -> {A: value, B: value}."""
+    props: dict[str, str] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition("=")
+        if sep:
+            props[key.strip()] = value.strip()
+    return props
+
+
+def uptime_seconds(props: Mapping[str, str], now_monotonic_s: float) -> int | None:
+    """Seconds since the unit became active (ActiveEnterTimestampMonotonic is microseconds since boot,
+    the same clock as /proc/uptime); None when it is not active."""
+    if props.get("ActiveState") != "active":
+        return None
+    try:
+        entered = int(props.get("ActiveEnterTimestampMonotonic") or 0) / 1e6
+    except ValueError:
+        return None
+    return max(0, int(now_monotonic_s - entered)) if entered > 0 else None
+
+
+def format_duration(seconds: int | None) -> str:
+    if seconds is None:
+        return "-"
+    days, rest = divmod(int(seconds), 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    return (f"{days}d " if days else "") + f"{hours:02d}:{minutes:02d}:{secs:02d}"
+
+
+def status_rows(plan: Mapping[str, Any], observed: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One row per planned service.  ``observed[host]`` is the host's sglang_service_status result
+    (``{"services": {name: {...}}}``) or None when the host gave none (unreachable)."""
+    router_list = routers(plan)
+    views: dict[str, str] = {}
+    for router in router_list:
+        got = ((observed.get(router["inventory_host"]) or {}).get("services") or {}).get(router["name"]) or {}
+        listing = got.get("workers") if isinstance(got.get("workers"), Mapping) else None
+        for url, text in router_view(plan, listing, router["mini_lb"]).items():
+            prefix = f"{router['name']}: " if len(router_list) > 1 else ""
+            views[url] = (views[url] + "; " if url in views else "") + prefix + text
+    rows = []
+    order = {i["key"]: n for n, i in enumerate(instances(plan))}
+    for svc in _services(plan):
+        host_result = observed.get(svc["inventory_host"])
+        got = ((host_result or {}).get("services") or {}).get(svc["name"]) or {}
+        if host_result is None:
+            state, health = "unknown (no answer from host)", "-"
+        else:
+            state = got.get("state") or "unknown"
+            if got.get("sub_state") and got.get("sub_state") != state:
+                state = f"{state} ({got['sub_state']})"
+            health = got.get("health") or ("-" if not svc.get("health_url") else "unknown")
+        if svc["role"] == "router":
+            if svc.get("argv") and "--mini-lb" in [str(a) for a in svc["argv"]]:
+                view = "mini-lb: no worker API"
+            elif isinstance(got.get("workers"), Mapping):
+                workers = got["workers"].get("workers") or []
+                ok = sum(1 for w in workers if w.get("is_healthy"))
+                view = f"{ok}/{len(workers)} workers healthy"
+            else:
+                view = got.get("workers_error") or "-"
+        elif svc["node_rank"] == 0:
+            view = views.get(f"http://{svc['host']}:{svc['port']}", "-")
+        else:
+            view = "-"
+        rows.append({"host": svc["inventory_host"], "service": svc["name"], "role": svc["role"],
+                     "instance": svc["instance"], "node_rank": svc["node_rank"], "port": svc["port"],
+                     "state": state, "health": health, "uptime_s": got.get("uptime_s"),
+                     "uptime": format_duration(got.get("uptime_s")), "router_view": view,
+                     "restarts": got.get("restarts")})
+    rows.sort(key=lambda r: (r["role"] == "router", order.get(_key_of(plan, r["service"]), 0), r["node_rank"]))
+    for url, text in views.items():
+        if url.startswith("extra:"):
+            rows.append({"host": "-", "service": url[len("extra:"):], "role": "?", "instance": "-", "node_rank": "-",
+                         "port": "-", "state": "-", "health": "-", "uptime_s": None, "uptime": "-",
+                         "router_view": text, "restarts": None})
+    return rows
+
+
+def _key_of(plan: Mapping[str, Any], name: str) -> str:
+    for svc in _services(plan):
+        if svc["name"] == name:
+            return str(svc.get("instance_key"))
+    return ""
+
+
+def healthy(rows: Iterable[Mapping[str, Any]]) -> bool:
+    """Every service active and every health endpoint answering 200."""
+    return all(str(r["state"]).startswith("active") and r["health"] in ("200", "-") for r in rows
+               if r["role"] != "?")
+
+
+COLUMNS = (("host", "host"), ("role", "role"), ("instance", "inst"), ("node_rank", "rank"), ("port", "port"),
+           ("service", "service"), ("state", "systemd"), ("health", "health"), ("uptime", "uptime"),
+           ("router_view", "router's view"))
+
+
+def render_table(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    cells = [[str(r.get(key, "")) for key, _ in COLUMNS] for r in rows]
+    head = [title for _, title in COLUMNS]
+    widths = [max(len(c[i]) for c in (head, *cells)) for i in range(len(head))]
+    fmt = " | ".join("{:<%d}" % w for w in widths)
+    return [fmt.format(*head), "-+-".join("-" * w for w in widths)] + [fmt.format(*c).rstrip() for c in cells]

@@ -1,0 +1,154 @@
+#!/usr/bin/python
+# Copyright: ascend.sglang contributors
+# Apache License 2.0
+"""Run the profile's documented sglang.bench_serving command (with overrides) and parse its result."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: sglang_bench
+short_description: Run the documented sglang.bench_serving command against the deployment and parse its result
+description:
+  - Runs on the benchmark host (the router's host, or the first PD-mixed server's host). Applies
+    O(overrides) to the plan's benchmark argv, runs it (bounded by O(timeout)) and parses the last
+    "Serving Benchmark Result" block of its output.
+  - Returns the output and the figures; judging them against the profile is left to
+    M(ascend.sglang.sglang_bench_report) on the controller, which also saves the raw output.
+  - Writes nothing on the host, so C(changed) is always false. In check mode the command is not run;
+    the final argv is returned.
+version_added: 0.3.0
+options:
+  argv:
+    description: The plan's benchmark argv (C(sglang_plan.bench.argv)).
+    type: list
+    elements: str
+    required: true
+  overrides:
+    description: >-
+      Flag -> value changes, e.g. C({--num-prompts: 64, --dataset-name: random-ids}); a list gives several
+      values, C(true) a bare flag, C(null) or C(false) removes the flag. Flags must be full C(--names).
+    type: dict
+    default: {}
+  python:
+    description: Interpreter with SGLang installed on the benchmark host (replaces the plan's C(argv[0])).
+    type: str
+  tokenizer:
+    description: Local tokenizer directory (C(--tokenizer)), for hosts without access to a model hub.
+    type: str
+  model:
+    description: Model name or path passed as C(--model).
+    type: str
+  timeout:
+    description: Seconds after which the benchmark is killed and the task fails.
+    type: int
+    default: 7200
+  environment:
+    description: Extra environment variables of the benchmark process (e.g. C(HF_HUB_OFFLINE=1)).
+    type: dict
+    default: {}
+attributes:
+  check_mode:
+    support: full
+author:
+  - ascend.sglang contributors
+"""
+
+EXAMPLES = r"""
+- name: Run the documented benchmark with a local tokenizer and fewer prompts
+  ascend.sglang.sglang_bench:
+    argv: "{{ sglang_plan.bench.argv }}"
+    overrides: {--num-prompts: 64}
+    tokenizer: /data/models/DeepSeek-R1-W8A8
+  register: sglang_bench_result
+"""
+
+RETURN = r"""
+argv:
+  description: The command that ran (or would run in check mode).
+  returned: always
+  type: list
+  elements: str
+rc:
+  description: Exit status of the benchmark (-1 when it did not run).
+  returned: always
+  type: int
+stdout:
+  description: The benchmark's output.
+  returned: always
+  type: str
+stderr:
+  description: The benchmark's error output.
+  returned: always
+  type: str
+parsed:
+  description: The parsed result block (C(metrics), C(unknown), C(duplicates)), or empty.
+  returned: always
+  type: dict
+parse_error:
+  description: Why the output could not be parsed.
+  returned: when the output has no result block
+  type: str
+duration_s:
+  description: Wall-clock seconds of the run.
+  returned: always
+  type: float
+"""
+
+import os
+import subprocess
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.ascend.sglang.plugins.module_utils._bench import (
+    BenchParseError, apply_overrides, parse_result,
+)
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec={
+            "argv": {"type": "list", "elements": "str", "required": True},
+            "overrides": {"type": "dict", "default": {}},
+            "python": {"type": "str"},
+            "tokenizer": {"type": "str"},
+            "model": {"type": "str"},
+            "timeout": {"type": "int", "default": 7200},
+            "environment": {"type": "dict", "default": {}},
+        },
+        supports_check_mode=True,
+    )
+    p = module.params
+    overrides = dict(p["overrides"] or {})
+    for flag, value in (("--tokenizer", p["tokenizer"]), ("--model", p["model"])):
+        if value:
+            overrides[flag] = value
+    try:
+        argv = apply_overrides(p["argv"], overrides, p["python"])
+    except ValueError as exc:
+        module.fail_json(msg=str(exc))
+    result = {"changed": False, "argv": argv, "rc": -1, "stdout": "", "stderr": "", "parsed": {}, "duration_s": 0.0}
+    if module.check_mode:
+        module.exit_json(msg="check mode: the benchmark was not run", **result)
+    env = dict(os.environ, **{str(k): str(v) for k, v in (p["environment"] or {}).items()})
+    start = time.monotonic()
+    try:
+        # An argv list, no shell: nothing of the profile or the overrides is interpreted by a shell.
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=p["timeout"], env=env, check=False)
+        result.update(rc=proc.returncode, stdout=proc.stdout, stderr=proc.stderr)
+    except subprocess.TimeoutExpired as exc:
+        out = exc.stdout.decode("utf-8", "replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+        result.update(rc=-1, stdout=out, duration_s=round(time.monotonic() - start, 1))
+        module.fail_json(msg=f"the benchmark did not finish within {p['timeout']} s and was killed", **result)
+    except OSError as exc:
+        module.fail_json(msg=f"cannot run {argv[0]}: {exc}", **result)
+    result["duration_s"] = round(time.monotonic() - start, 1)
+    try:
+        result["parsed"] = parse_result(result["stdout"])
+    except BenchParseError as exc:
+        result["parse_error"] = str(exc)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,110 @@
+#!/usr/bin/python
+# Copyright: ascend.sglang contributors
+# Apache License 2.0
+"""Read-only status of this host's planned SGLang services: systemd state, uptime, health, router workers."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: sglang_service_status
+short_description: Report the systemd state, uptime and health of this host's planned SGLang services
+description:
+  - Runs on a host of the plan and changes nothing. For every given service it reads
+    C(systemctl show) (load/active/sub state, restarts, time it became active), computes its uptime,
+    and, where the service has a health URL, sends one bounded GET to it.
+  - For a router service it also reads the router's view of its workers (C(GET /workers) of
+    sglang-router 0.3.0). A C(--mini-lb) router has no worker API; that is reported, not an error.
+  - M(ascend.sglang.sglang_status_report) turns every host's result into one table.
+version_added: 0.3.0
+options:
+  services:
+    description: This host's services from the plan (C(sglang_plan.hosts[inventory_hostname].services)).
+    type: list
+    elements: dict
+    required: true
+  timeout:
+    description: Seconds to wait for each HTTP answer.
+    type: int
+    default: 5
+attributes:
+  check_mode:
+    support: full
+author:
+  - ascend.sglang contributors
+"""
+
+EXAMPLES = r"""
+- name: Status of this host's services
+  ascend.sglang.sglang_service_status:
+    services: "{{ sglang_plan.hosts[inventory_hostname].services }}"
+  register: sglang_status_result
+"""
+
+RETURN = r"""
+services:
+  description: Per service name, C(load_state), C(state) (ActiveState), C(sub_state), C(main_pid), C(restarts),
+    C(uptime_s), C(health) (HTTP status or error text, C(-) without a health URL) and, for routers, C(workers)
+    (the C(GET /workers) answer) or C(workers_error).
+  returned: always
+  type: dict
+"""
+
+import json
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.urls import open_url
+
+from ansible_collections.ascend.sglang.plugins.module_utils._ops import parse_systemctl_show, uptime_seconds
+
+PROPS = "LoadState,ActiveState,SubState,MainPID,NRestarts,ActiveEnterTimestampMonotonic"
+
+
+def _get(url, timeout):
+    """(status, body text) or (error text, None); cluster-internal: never through a proxy."""
+    try:
+        resp = open_url(url, method="GET", timeout=timeout, use_proxy=False, validate_certs=False)
+        return str(resp.getcode()), resp.read().decode("utf-8", "replace")
+    except Exception as exc:  # HTTPError carries the status; anything else is "no answer"
+        code = getattr(exc, "code", None)
+        return (str(code) if code else f"no answer ({type(exc).__name__})"), None
+
+
+def main():
+    module = AnsibleModule(argument_spec={"services": {"type": "list", "elements": "dict", "required": True},
+                                          "timeout": {"type": "int", "default": 5}},
+                           supports_check_mode=True)
+    systemctl = module.get_bin_path("systemctl", required=True)
+    with open("/proc/uptime", encoding="ascii") as handle:
+        now = float(handle.read().split()[0])
+    out = {}
+    for svc in module.params["services"]:
+        name = str(svc["name"])
+        rc, stdout, stderr = module.run_command([systemctl, "show", "--property=" + PROPS, name + ".service"])
+        props = parse_systemctl_show(stdout) if rc == 0 else {}
+        state = props.get("ActiveState") or "unknown"
+        if props.get("LoadState") == "not-found":
+            state = "not installed"
+        row = {"load_state": props.get("LoadState"), "state": state, "sub_state": props.get("SubState"),
+               "main_pid": int(props.get("MainPID") or 0), "restarts": int(props.get("NRestarts") or 0),
+               "uptime_s": uptime_seconds(props, now), "health": "-"}
+        if rc != 0:
+            row["error"] = stderr.strip()
+        if svc.get("health_url"):
+            row["health"], _ = _get(str(svc["health_url"]), module.params["timeout"])
+        if svc.get("role") == "router":
+            if "--mini-lb" in [str(a) for a in svc.get("argv") or []]:
+                row["workers_error"] = "mini-lb: no worker API"
+            else:
+                code, body = _get(f"http://{svc['host']}:{svc['port']}/workers", module.params["timeout"])
+                try:
+                    row["workers"] = json.loads(body) if code == "200" and body else None
+                except ValueError:
+                    row["workers"] = None
+                if row["workers"] is None:
+                    row["workers_error"] = f"GET /workers: {code}"
+        out[name] = row
+    module.exit_json(changed=False, services=out)
+
+
+if __name__ == "__main__":
+    main()

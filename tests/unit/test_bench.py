@@ -1,0 +1,192 @@
+"""The benchmark: argv overrides, the result-block parser (published samples with different formatting),
+the verdict against a profile, and the PNG chart.  Pure Python, no host, no Ansible."""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.ascend.sglang.plugins.module_utils._bench import (
+    BenchParseError, apply_overrides, evaluate, figures, flag_value, num_prompts, parse_all, parse_result,
+    render_table,
+)
+from ansible_collections.ascend.sglang.plugins.module_utils._png import FONT, bench_chart, encode_png
+from ansible_collections.ascend.sglang.plugins.module_utils._profile import available_profiles, load_profile
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "bench"
+ARGV = ["python3", "-m", "sglang.bench_serving", "--dataset-name", "random", "--backend", "sglang", "--host",
+        "127.0.0.1", "--port", "6688", "--max-concurrency", "832", "--num-prompts", "3328",
+        "--random-range-ratio", "1"]
+
+
+def fixture(name: str) -> str:
+    return (FIXTURES / f"{name}.txt").read_text()
+
+
+# (fixture, completed, mean TTFT, mean TPOT, mean ITL, output tok/s, total generated tokens)
+SAMPLES = [
+    ("colon_ptot_typo", 3328, 10170.34, 48.10, 122.53, 12697.4868, None),
+    ("aligned", 32, 5149.34, 19.81, 19.81, 1181.31, 51200),
+    ("stray_backend_before_header", 32, 2655.44, 19.52, 19.52, 1163.59, 32000),
+    ("backend_without_colon", 1024, 10273.92, 49.67, 49.67, 4227.20, 2097152),
+    ("header_on_own_line", 1536, 9784.06, 49.42, 49.43, 5784.88, None),
+    ("long_tpot_label_duplicate", 64, 39313.10, 25.52, 25.36, 471.68, None),
+    ("blank_lines_between_sections", 32, 11544.97, 16.46, 16.46, 1184.62, 48000),
+    ("full_run_reference_image", 1152, 14567.54, 50.81, 50.81, 4740.67, 1728000),
+]
+
+
+@pytest.mark.parametrize("name,completed,ttft,tpot,itl,out,tokens", SAMPLES, ids=[s[0] for s in SAMPLES])
+def test_published_samples_parse(name, completed, ttft, tpot, itl, out, tokens) -> None:
+    m = parse_result(fixture(name))["metrics"]
+    assert m["completed"] == completed
+    assert (m["mean_ttft_ms"], m["mean_tpot_ms"], m["mean_itl_ms"], m["output_throughput"]) == (ttft, tpot, itl, out)
+    assert m.get("total_output_tokens") == tokens
+    assert m["backend"] in ("sglang", "sqlang")
+    assert m["max_itl_ms"] > 0 and "median_ttft_ms" in m
+
+
+def test_block_ends_at_the_next_document_heading() -> None:
+    parsed = parse_result(fixture("header_on_own_line"))
+    assert parsed["unknown"] == {} and parsed["metrics"]["max_itl_ms"] == 672.12
+    assert parse_result(fixture("colon_ptot_typo"))["unknown"] == {}
+
+
+def test_bench_servings_own_label_wins_over_the_long_one() -> None:
+    parsed = parse_result(fixture("long_tpot_label_duplicate"))
+    assert parsed["metrics"]["mean_tpot_ms"] == 25.52
+    assert "Mean Time per Output Token (excl. 1st token) (ms)" in parsed["duplicates"]
+
+
+def test_inf_request_rate_stays_text_and_retokenized_is_separate() -> None:
+    m = parse_result(fixture("full_run_reference_image"))["metrics"]
+    assert m["request_rate"] == "inf" and m["total_output_tokens_retokenized"] == 1721695
+    assert m["p95_itl_ms"] == 104.69 and "accept_length" not in m
+
+
+def test_every_block_of_the_documents_parses() -> None:
+    seeds = Path("/work/shared/seeds/000_ec3c2a8796e9b31b.txt")
+    if not seeds.exists():
+        pytest.skip("source documents not on this machine")
+    blocks = parse_all(seeds.read_text())
+    assert len(blocks) == 23
+    assert all(b["metrics"].get("mean_ttft_ms") and b["metrics"].get("output_throughput") for b in blocks)
+
+
+def test_no_block_is_an_error() -> None:
+    with pytest.raises(BenchParseError):
+        parse_result("Traceback (most recent call last):\nConnectionRefusedError\n")
+    with pytest.raises(BenchParseError):
+        parse_result("============ Serving Benchmark Result ============\n\n")
+
+
+def test_overrides_replace_append_remove_and_keep_order() -> None:
+    argv = apply_overrides(ARGV, {"--num-prompts": 64, "--dataset-name": "random-ids", "--random-range-ratio": None,
+                                  "--tokenizer": "/data/tok", "--disable-tqdm": True,
+                                  "--extra-request-body": ["a", "b"]}, python="/opt/sglang/bin/python3")
+    assert argv[:3] == ["/opt/sglang/bin/python3", "-m", "sglang.bench_serving"]
+    assert argv[3:5] == ["--dataset-name", "random-ids"]
+    assert "--random-range-ratio" not in argv
+    assert argv[-6:] == ["--tokenizer", "/data/tok", "--disable-tqdm", "--extra-request-body", "a", "b"]
+    assert flag_value(argv, "--num-prompts") == "64" and num_prompts(argv) == 64
+    assert num_prompts(ARGV[:3]) == 1000  # bench_serving's default
+    assert apply_overrides(ARGV, {}) == ARGV
+
+
+@pytest.mark.parametrize("bad", ["num-prompts", "-n", "--"])
+def test_overrides_need_full_flag_names(bad: str) -> None:
+    with pytest.raises(ValueError, match="full '--names'"):
+        apply_overrides(ARGV, {bad: 1})
+
+
+def verdict_for(text: str, argv=ARGV, profile_id="deepseek_r1_a3_32c_pd_3k5_1k5_50ms", tolerance=0.10):
+    profile = load_profile(profile_id)
+    return evaluate(parse_result(text), argv=argv, cards=profile.cards, tpot_target_ms=profile.tpot_target_ms,
+                    published=profile.published.get("figures"), tolerance=tolerance)
+
+
+def test_published_result_passes_with_ratio_one() -> None:
+    verdict = verdict_for(fixture("colon_ptot_typo"))
+    assert verdict["passed"], verdict["failures"]
+    assert {r["figure"]: r["ratio"] for r in verdict["comparison"]} == {
+        "mean_ttft_ms": 1.0, "mean_tpot_ms": 1.0, "mean_itl_ms": 1.0, "output_throughput_tok_s": 1.0,
+        "output_tps_per_card": 1.0}
+    assert verdict["figures"]["output_tps_per_card"] == round(12697.4868 / 32, 3)
+    table = render_table(verdict)
+    assert table[-1] == "PASS" and any(line.startswith("Mean TPOT") for line in table)
+
+
+def test_failed_requests_no_tokens_and_slow_tpot_fail() -> None:
+    text = fixture("colon_ptot_typo").replace("Successful requests: 3328", "Successful requests: 3300")
+    text = text.replace("Total generated tokens (retokenized): 4992000", "Total generated tokens: 0")
+    text = text.replace("Mean PTOT (ms): 48.10", "Mean TPOT (ms): 55.01")
+    verdict = verdict_for(text)
+    assert not verdict["passed"]
+    assert verdict["failures"] == [
+        "28 of 3328 requests failed (successful requests: 3300)",
+        "no output tokens were generated (total generated tokens: 0)",
+        "mean TPOT 55.01 ms exceeds the profile's target 50 ms by more than 10% (limit 55 ms)"]
+    assert verdict_for(text.replace("55.01", "55.00"))["failures"][-1].startswith("no output tokens")
+    assert verdict_for(fixture("colon_ptot_typo"), tolerance=0.0)["passed"]  # 48.10 <= 50
+
+
+def test_num_prompts_comes_from_the_argv_that_ran() -> None:
+    argv = apply_overrides(ARGV, {"--num-prompts": 4000})
+    assert verdict_for(fixture("colon_ptot_typo"), argv=argv)["failures"] == [
+        "672 of 4000 requests failed (successful requests: 3328)"]
+
+
+def test_missing_figures_are_reported_not_guessed() -> None:
+    verdict = verdict_for("== Serving Benchmark Result ==\nBackend: sglang\nMean TTFT (ms): 5\n")
+    assert "the result has no 'Successful requests' figure" in verdict["failures"]
+    assert "the result has no mean TPOT figure" in verdict["failures"]
+    assert figures({}, 8)["output_tps_per_card"] is None
+
+
+def test_profile_without_published_figures_has_no_ratio() -> None:
+    verdict = verdict_for(fixture("aligned"), profile_id="qwen3_5_397b_a3_8c_mixed_3k5_1k5_20ms",
+                          argv=apply_overrides(ARGV, {"--num-prompts": 32}))
+    assert all(r["published"] is None and r["ratio"] is None for r in verdict["comparison"])
+    assert verdict["passed"]  # 19.81 ms under the 20 ms target
+
+
+def test_every_profiles_published_tpot_is_within_the_default_tolerance() -> None:
+    for pid in available_profiles():
+        profile = load_profile(pid)
+        tpot = (profile.published.get("figures") or {}).get("mean_tpot_ms")
+        if tpot is not None and profile.tpot_target_ms:
+            assert tpot <= profile.tpot_target_ms * 1.10, pid
+
+
+def _decode_png(data: bytes) -> tuple[int, int, bytes]:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat, size = 8, b"", None
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        assert struct.unpack(">I", data[pos + 8 + length:pos + 12 + length])[0] == zlib.crc32(kind + body)
+        if kind == b"IHDR":
+            size = struct.unpack(">II", body[:8])
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    assert size is not None
+    return size[0], size[1], zlib.decompress(idat)
+
+
+def test_png_encoder_round_trips() -> None:
+    rows = [bytes([10 * y, 20, 30, 40, 50, 60, 70, 80, 90]) for y in range(2)]
+    width, height, raw = _decode_png(encode_png(3, 2, rows))
+    assert (width, height) == (3, 2) and raw == b"".join(b"\x00" + r for r in rows)
+
+
+def test_chart_draws_measured_and_published_bars() -> None:
+    verdict = verdict_for(fixture("colon_ptot_typo"))
+    width, height, raw = _decode_png(bench_chart("deepseek r1", verdict["comparison"], "PASS"))
+    assert (width, height) == (760, 400)
+    pixels = raw.replace(b"\x00", b"")  # crude, but the bar colours must be present
+    assert bytes((31, 119, 180)) in raw and bytes((150, 150, 150)) in raw and len(pixels) > 0
+    assert all(len(row) == 7 and all(len(r) == 5 for r in row) for row in FONT.values())

@@ -1,0 +1,130 @@
+"""Operations helpers: rollout order, the router worker API (sglang-router 0.3.0), the status table.
+Pure Python on real plans, no host, no Ansible."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.ascend.sglang.plugins.module_utils._ops import (
+    find_worker, format_duration, healthy, instances, parse_systemctl_show, render_table, router_view, routers,
+    status_rows, uptime_seconds, worker_body,
+)
+from ansible_collections.ascend.sglang.plugins.module_utils._planner import plan
+from ansible_collections.ascend.sglang.plugins.module_utils._profile import load_profile
+from ansible_collections.ascend.sglang.plugins.module_utils._topology import build_inventory
+
+
+def make_plan(profile_id: str, groups: dict[str, list[str]], variables: dict | None = None) -> dict:
+    hostvars = {}
+    n = 10
+    for names in groups.values():
+        for name in names:
+            n += 1
+            hostvars[name] = {"sglang_host_ip": f"10.0.0.{n}", "sglang_nic": "eth0"}
+    full = {"prefill": [], "decode": [], "mixed": [], "router": [], **groups}
+    variables = {"sglang_model_path": "/m", "sglang_draft_model_path": "/d", **(variables or {})}
+    return plan(load_profile(profile_id), build_inventory(full, hostvars, variables)).as_dict()
+
+
+PD = make_plan("deepseek_r1_pd32", {"prefill": ["p0", "p1"], "decode": ["d0", "d1"], "router": ["r0"]})
+PD_RUST = make_plan("deepseek_r1_pd32", {"prefill": ["p0", "p1"], "decode": ["d0", "d1"], "router": ["r0"]},
+                    {"sglang_overrides": {"router": {"args": {"--mini-lb": None}}}})
+MIXED = make_plan("qwen3_32b_a3_2c_mixed_2k_2k_50ms", {"mixed": ["m0", "m1"], "router": ["r0"]})
+
+
+def test_instances_in_rollout_order_with_all_ranks() -> None:
+    inst = instances(PD)
+    assert [i["label"] for i in inst] == ["prefill instance 0", "prefill instance 1", "decode instance 0"]
+    decode = inst[2]
+    assert decode["hosts"] == ["d0", "d1"] and [s["node_rank"] for s in decode["services"]] == [0, 1]
+    assert decode["worker"] == {"url": "http://10.0.0.13:8001", "worker_type": "decode"}
+    assert inst[0]["worker"]["bootstrap_port"] == 8998 and inst[1]["worker"]["bootstrap_port"] == 8999
+    assert inst[0]["worker"]["worker_type"] == "prefill" and inst[0]["role_instances"] == 2
+    assert decode["role_instances"] == 1
+    assert [i["worker"]["worker_type"] for i in instances(MIXED)] == ["regular", "regular"]
+
+
+def test_router_worker_urls_match_the_routers_upstreams() -> None:
+    planned = {u["url"] for ups in PD["router_upstreams"].values() for u in ups}
+    assert {i["worker"]["url"] for i in instances(PD)} == planned
+
+
+def test_routers_know_whether_they_have_a_worker_api() -> None:
+    assert [r["mini_lb"] for r in routers(PD)] == [True]  # the documented PD router
+    assert [r["mini_lb"] for r in routers(PD_RUST)] == [False]
+    assert routers(PD_RUST)[0]["base_url"] == "http://127.0.0.1:6688"
+
+
+LISTING = {"workers": [
+    {"id": "a", "url": "http://10.0.0.11:8000", "worker_type": "prefill", "is_healthy": True, "bootstrap_port": 8998},
+    {"id": "b", "url": "http://10.0.0.13:8001/", "worker_type": "decode", "is_healthy": False},
+    {"id": "c", "url": "http://10.9.9.9:8000", "worker_type": "decode", "is_healthy": True}], "total": 3}
+
+
+def test_find_worker_and_body() -> None:
+    assert find_worker(LISTING, "http://10.0.0.13:8001")["id"] == "b"
+    assert find_worker(LISTING, "http://10.0.0.12:8000") is None and find_worker(None, "x") is None
+    assert worker_body("http://h:1", "prefill", 8998) == {"url": "http://h:1", "worker_type": "prefill",
+                                                         "bootstrap_port": 8998}
+    assert worker_body("http://h:1", "decode", 8998) == {"url": "http://h:1", "worker_type": "decode"}
+    with pytest.raises(ValueError):
+        worker_body("http://h:1", "mixed")
+
+
+def test_router_view() -> None:
+    view = router_view(PD_RUST, LISTING, mini_lb=False)
+    assert view["http://10.0.0.11:8000"] == "prefill healthy"
+    assert view["http://10.0.0.12:8000"] == "not registered"
+    assert view["http://10.0.0.13:8001"] == "decode UNHEALTHY"
+    assert view["extra:http://10.9.9.9:8000"] == "decode not in the plan"
+    assert set(router_view(PD, None, mini_lb=True).values()) == {"configured (mini-lb: no worker API)"}
+    assert set(router_view(PD_RUST, None, mini_lb=False).values()) == {"unknown (router not answering)"}
+
+
+def test_systemctl_show_and_uptime() -> None:
+    props = parse_systemctl_show("ActiveState=active\nSubState=running\nActiveEnterTimestampMonotonic=5000000\n")
+    assert uptime_seconds(props, 3605.4) == 3600
+    assert uptime_seconds(dict(props, ActiveState="inactive"), 3605.4) is None
+    assert uptime_seconds(dict(props, ActiveEnterTimestampMonotonic="0"), 10) is None
+    assert format_duration(3600) == "01:00:00" and format_duration(90061) == "1d 01:01:01"
+    assert format_duration(None) == "-"
+
+
+def _observed(plan_: dict, state="active", health="200", workers=None) -> dict:
+    out = {}
+    for host, hp in plan_["hosts"].items():
+        services = {}
+        for svc in hp["services"]:
+            row = {"state": state, "sub_state": "running", "uptime_s": 61,
+                   "health": health if svc["health_url"] else "-"}
+            if svc["role"] == "router" and workers is not None:
+                row["workers"] = workers
+            services[svc["name"]] = row
+        out[host] = {"services": services}
+    return out
+
+
+def test_status_table_for_a_healthy_rust_router_deployment() -> None:
+    listing = {"workers": [{"id": str(n), "url": i["worker"]["url"], "worker_type": i["worker"]["worker_type"],
+                            "is_healthy": True} for n, i in enumerate(instances(PD_RUST))]}
+    rows = status_rows(PD_RUST, _observed(PD_RUST, workers=listing))
+    assert [r["service"] for r in rows] == ["sglang-prefill-i0-r0", "sglang-prefill-i1-r0", "sglang-decode-i0-r0",
+                                            "sglang-decode-i0-r1", "sglang-router-i0"]
+    assert rows[0]["router_view"] == "prefill healthy" and rows[3]["router_view"] == "-"
+    assert rows[-1]["router_view"] == "3/3 workers healthy" and rows[0]["uptime"] == "00:01:01"
+    assert healthy(rows)
+    table = render_table(rows)
+    assert [c.strip() for c in table[0].split(" | ")][:4] == ["host", "role", "inst", "rank"]
+    assert len(table) == 2 + len(rows)
+
+
+def test_status_names_unreachable_hosts_and_unhealthy_services() -> None:
+    observed = _observed(PD, health="503")
+    observed["d1"] = None
+    rows = status_rows(PD, observed)
+    by_name = {r["service"]: r for r in rows}
+    assert by_name["sglang-decode-i0-r1"]["state"] == "unknown (no answer from host)"
+    assert by_name["sglang-prefill-i0-r0"]["health"] == "503"
+    assert by_name["sglang-prefill-i0-r0"]["router_view"] == "configured (mini-lb: no worker API)"
+    assert by_name["sglang-router-i0"]["router_view"] == "mini-lb: no worker API"
+    assert not healthy(rows)
