@@ -94,12 +94,8 @@ COMPUTED_HINT = {
 }
 
 
-def _fmt(value: Any) -> str:
-    return str(value)
-
-
 def _fill(text: str, values: Mapping[str, Any]) -> str:
-    return PLACEHOLDER.sub(lambda m: _fmt(values[m.group(1)]), text)
+    return PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), text)
 
 
 def render_args(args: Mapping[str, ArgValue], values: Mapping[str, Any],
@@ -111,9 +107,9 @@ def render_args(args: Mapping[str, ArgValue], values: Mapping[str, Any],
             argv.append(flag)
         elif isinstance(value, list):
             argv.append(flag)
-            argv.extend(_fill(_fmt(v), values) for v in value)
+            argv.extend(_fill(str(v), values) for v in value)
         else:
-            text = _fmt(value)
+            text = str(value)
             whole = PLACEHOLDER.fullmatch(text)
             if whole and whole.group(1) in EXPANDING:
                 for group in expansions.get(whole.group(1), []):
