@@ -46,9 +46,8 @@ options:
     description: Extra environment variables of the benchmark process (e.g. C(HF_HUB_OFFLINE=1)).
     type: dict
     default: {}
-attributes:
-  check_mode:
-    support: full
+extends_documentation_fragment:
+  - ascend.sglang.attributes.host
 author:
   - ascend.sglang contributors
 """

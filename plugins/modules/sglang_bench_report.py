@@ -51,11 +51,8 @@ options:
     description: Fail the task when the run fails a criterion (C(false) only reports).
     type: bool
     default: true
-attributes:
-  check_mode:
-    support: full
-  action:
-    support: full
+extends_documentation_fragment:
+  - ascend.sglang.attributes.controller
 author:
   - ascend.sglang contributors
 """

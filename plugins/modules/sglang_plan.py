@@ -28,11 +28,8 @@ options:
   profiles_dir:
     description: Read profiles from this directory instead of the collection's.
     type: path
-attributes:
-  check_mode:
-    support: full
-  action:
-    support: full
+extends_documentation_fragment:
+  - ascend.sglang.attributes.controller
 author:
   - ascend.sglang contributors
 """

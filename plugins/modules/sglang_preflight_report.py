@@ -46,11 +46,8 @@ options:
     description: List passed checks in the table too.
     type: bool
     default: false
-attributes:
-  check_mode:
-    support: full
-  action:
-    support: full
+extends_documentation_fragment:
+  - ascend.sglang.attributes.controller
 author:
   - ascend.sglang contributors
 """

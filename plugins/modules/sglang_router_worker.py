@@ -48,9 +48,8 @@ options:
     description: Seconds to wait for each HTTP answer.
     type: int
     default: 10
-attributes:
-  check_mode:
-    support: full
+extends_documentation_fragment:
+  - ascend.sglang.attributes.host
 author:
   - ascend.sglang contributors
 """

@@ -26,9 +26,8 @@ options:
     description: Seconds to wait for each HTTP answer.
     type: int
     default: 5
-attributes:
-  check_mode:
-    support: full
+extends_documentation_fragment:
+  - ascend.sglang.attributes.host
 author:
   - ascend.sglang contributors
 """

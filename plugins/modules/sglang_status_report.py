@@ -33,11 +33,8 @@ options:
     description: Fail when a service is not active or its health endpoint does not answer 200.
     type: bool
     default: false
-attributes:
-  check_mode:
-    support: full
-  action:
-    support: full
+extends_documentation_fragment:
+  - ascend.sglang.attributes.controller
 author:
   - ascend.sglang contributors
 """
