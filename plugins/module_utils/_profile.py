@@ -66,6 +66,11 @@ class RoleSpec:
     args: dict[str, ArgValue]
     cann: CannEnv
 
+    def placeholders(self) -> set[str]:
+        """The {names} this role's flags and environment refer to."""
+        return {name for value in [*self.env.values(), *self.args.values()]
+                for name in PLACEHOLDER.findall(str(value))}
+
     @property
     def tp_size(self) -> int | None:
         value = self.args.get("--tp-size")
@@ -98,11 +103,7 @@ class Profile:
 
     def placeholders(self) -> set[str]:
         """Every placeholder a launch of this profile refers to."""
-        found: set[str] = set()
-        for spec in self.roles.values():
-            for value in list(spec.env.values()) + list(spec.args.values()):
-                found |= set(PLACEHOLDER.findall(str(value)))
-        return found
+        return set().union(*(spec.placeholders() for spec in self.roles.values()))
 
 
 def profiles_dir() -> str:
@@ -221,7 +222,7 @@ def parse_role(pid: str, role: str, raw: Mapping[str, Any], errors: Collector) -
         args=parse_args_map(raw.get("args"), f"{key}.args", errors, pid),
         cann=_cann(raw.get("cann"), f"{key}.cann", errors, pid),
     )
-    for name in _placeholders_of(spec):
+    for name in spec.placeholders():
         if name not in COMPUTED and name not in FROM_INVENTORY:
             errors.add(f"profile '{pid}': unknown placeholder '{{{name}}}'", variable=key)
     if nnodes > 1:
@@ -233,13 +234,6 @@ def parse_role(pid: str, role: str, raw: Mapping[str, Any], errors: Collector) -
         if spec.dist_init_port is None:
             errors.add(f"profile '{pid}': a multi-node {role} needs dist_init_port", variable=f"{key}.dist_init_port")
     return spec
-
-
-def _placeholders_of(spec: RoleSpec) -> set[str]:
-    found: set[str] = set()
-    for value in list(spec.env.values()) + list(spec.args.values()):
-        found |= set(PLACEHOLDER.findall(str(value)))
-    return found
 
 
 def parse_profile(pid: str, data: Mapping[str, Any], deployment: Mapping[str, Any], errors: Collector) -> Profile:
