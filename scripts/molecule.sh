@@ -97,6 +97,23 @@ if ! ls "$WHEELHOUSE"/router/sglang_router-"$ROUTER_VERSION"-*.whl >/dev/null 2>
     "sglang-router==$ROUTER_VERSION" >"$CACHE/pip-download.log" 2>&1 \
     || { grep -v '^WARNING: Location' "$CACHE/pip-download.log" >&2; exit 1; }
 fi
+# The benchmark client bench.yml runs on the router host: the real sglang.bench_serving of the reference
+# release (the sglang wheel without its server dependencies: the client needs none of them) and the modules
+# it imports. bench/ is installed by the pd_separation scenario's verify step, never by the roles.
+BENCH_RELEASE=$("$VENV/bin/python" -c 'import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))["sglang"]["reference"])' profiles/_releases.yml)
+BENCH_DEPS="aiohttp numpy pybase64 requests datasets pillow tqdm transformers==4.57.1 IPython pydantic"
+mkdir -p "$WHEELHOUSE/bench"
+if ! ls "$WHEELHOUSE"/bench/sglang-"$BENCH_RELEASE"-*.whl >/dev/null 2>&1; then
+  log "downloading the benchmark client (sglang==$BENCH_RELEASE without dependencies, $BENCH_DEPS)"
+  # shellcheck disable=SC2086
+  "$VENV/bin/pip" download --quiet --disable-pip-version-check --dest "$WHEELHOUSE/bench" \
+    --only-binary=:all: --python-version "$CONTAINER_PYTHON" --implementation cp \
+    --abi "cp${CONTAINER_PYTHON/./}" --abi abi3 --abi none $BENCH_DEPS >"$CACHE/pip-download-bench.log" 2>&1 \
+    && "$VENV/bin/pip" download --quiet --disable-pip-version-check --dest "$WHEELHOUSE/bench" --no-deps \
+      --only-binary=:all: "sglang==$BENCH_RELEASE" >>"$CACHE/pip-download-bench.log" 2>&1 \
+    || { grep -v '^WARNING: Location' "$CACHE/pip-download-bench.log" >&2; rm -f "$WHEELHOUSE"/bench/sglang-*.whl; exit 1; }
+fi
+export SGLANG_MOLECULE_BENCH_RELEASE=$BENCH_RELEASE
 # One stand-in wheel per SGLang release a profile can target, versioned <release>+standin: preflight
 # checks the release each server's interpreter imports (a local build of a release counts as it).
 for release in $("$VENV/bin/python" -c 'import sys, yaml; print(" ".join(yaml.safe_load(open(sys.argv[1]))["sglang"]["releases"]))' profiles/_releases.yml); do

@@ -29,7 +29,8 @@ def _write(path: str, data: bytes) -> None:
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("result", "profile", "profiles_dir", "output_dir", "tolerance", "chart", "fail"))
+    _VALID_ARGS = frozenset(("result", "profile", "profiles_dir", "output_dir", "tolerance", "tpot_target_ms", "chart",
+                             "fail"))
     _requires_connection = False
 
     def run(self, tmp=None, task_vars=None):
@@ -47,10 +48,19 @@ class ActionModule(ActionBase):
             result.update(changed=False, skipped=True, msg="the benchmark did not run (check mode): nothing to judge")
             return result
         tolerance = float(args.get("tolerance") if args.get("tolerance") is not None else DEFAULT_TPOT_TOLERANCE)
+        target = args.get("tpot_target_ms")
+        try:
+            target = float(target) if target not in (None, "") else None
+        except (TypeError, ValueError):
+            raise AnsibleActionFail(f"tpot_target_ms: a number of milliseconds, not {target!r}") from None
+        if tolerance < 0 or (target is not None and target <= 0):
+            raise AnsibleActionFail(f"tolerance must be >= 0 and tpot_target_ms > 0 (got {tolerance}, {target})")
         argv = [str(a) for a in run.get("argv") or []]
         published = (profile.published or {}).get("figures") or {}
         verdict = evaluate(run.get("parsed") or {}, argv=argv, cards=profile.cards,
-                           tpot_target_ms=profile.tpot_target_ms, published=published, tolerance=tolerance)
+                           tpot_target_ms=target if target is not None else profile.tpot_target_ms,
+                           published=published, tolerance=tolerance,
+                           target_source="sglang_bench_tpot_target_ms" if target is not None else "the profile")
         if run.get("rc", 0) != 0:
             verdict["failures"].insert(0, f"sglang.bench_serving exited with {run.get('rc')}")
             verdict["passed"] = False

@@ -14,6 +14,9 @@ description:
     C(POST /workers) with C(url), C(worker_type) and, for PD prefill workers, C(bootstrap_port) to add it.
   - Both operations are queued by the router; the module then polls C(GET /workers) (bounded by
     O(wait_timeout)) until the worker is gone, or listed and healthy.
+  - When the router reports the queued job as failed (C(GET /workers/{id}) C(job_status.status=failed); sglang-router
+    0.3.0 fails about one change in ten inside its workflow scheduler), the change is submitted again, up to
+    O(max_attempts) times in all.
   - C(changed) only when a worker was removed or added. In check mode nothing is sent beyond the lookup.
   - A C(--mini-lb) router has no worker API; the module fails saying so (the restart playbook does not call it
     for such routers).
@@ -44,6 +47,10 @@ options:
     description: Seconds to wait for the router to apply the change.
     type: int
     default: 300
+  max_attempts:
+    description: How many times the change is submitted in all when the router reports its job failed.
+    type: int
+    default: 5
   timeout:
     description: Seconds to wait for each HTTP answer.
     type: int
@@ -75,6 +82,15 @@ waited_s:
   description: Seconds spent waiting for the router.
   returned: always
   type: float
+attempts:
+  description: How many times the change was submitted (0 when nothing had to be sent).
+  returned: always
+  type: int
+job_failures:
+  description: The router's messages for the jobs it reported failed (each was submitted again).
+  returned: always
+  type: list
+  elements: str
 """
 
 import json
@@ -83,7 +99,7 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.urls import open_url
 
-from ansible_collections.ascend.sglang.plugins.module_utils._ops import find_worker, worker_body
+from ansible_collections.ascend.sglang.plugins.module_utils._ops import find_worker, job_failure, worker_body
 
 
 def _call(module, method, url, body=None):
@@ -109,12 +125,15 @@ def main():
             "bootstrap_port": {"type": "int"},
             "state": {"type": "str", "default": "present", "choices": ["present", "absent"]},
             "wait_timeout": {"type": "int", "default": 300},
+            "max_attempts": {"type": "int", "default": 5},
             "timeout": {"type": "int", "default": 10},
         },
         supports_check_mode=True,
     )
     p = module.params
     base = p["router_url"].rstrip("/")
+    wanted_absent = p["state"] == "absent"
+    verb = "remove" if wanted_absent else "add"
 
     def lookup():
         code, listing = _call(module, "GET", base + "/workers")
@@ -125,35 +144,65 @@ def main():
             module.fail_json(msg=f"GET {base}/workers answered {code}")
         return find_worker(listing, p["url"])
 
+    def is_done(worker):
+        return (worker is None) if wanted_absent else (worker is not None and bool(worker.get("is_healthy")))
+
     current = lookup()
-    wanted_absent = p["state"] == "absent"
     # A listed but not yet healthy worker is only waited for: nothing is sent, nothing changes.
     changed = (current is not None) if wanted_absent else (current is None)
-    done = (current is None) if wanted_absent else (current is not None and bool(current.get("is_healthy")))
-    if done or module.check_mode:
-        module.exit_json(changed=changed, worker=current or {}, waited_s=0.0)
-    if wanted_absent:
-        code, answer = _call(module, "DELETE", f"{base}/workers/{current['id']}")
-        accepted = (200, 202, 204, 404)  # 404: removed meanwhile
-    elif current is None:
-        code, answer = _call(module, "POST", base + "/workers",
-                             worker_body(p["url"], p["worker_type"], p["bootstrap_port"]))
-        accepted = (200, 201, 202)
-    else:
-        code, answer, accepted = 202, {}, (202,)
-    if code not in accepted:
-        module.fail_json(msg=f"router refused the change: HTTP {code} {answer}", worker=current or {})
+    if is_done(current) or module.check_mode:
+        module.exit_json(changed=changed, worker=current or {}, waited_s=0.0, attempts=0, job_failures=[])
+
+    state = {"attempts": 0, "job_id": None}
+    failures = []
+
+    def submit(worker):
+        """Queue the change; remembers the router's id for the job so that its status can be read."""
+        state["attempts"] += 1
+        if wanted_absent:
+            code, answer = _call(module, "DELETE", f"{base}/workers/{worker['id']}")
+            accepted = (200, 202, 204, 404)  # 404: removed meanwhile
+            state["job_id"] = answer.get("worker_id") or worker["id"]
+        else:
+            code, answer = _call(module, "POST", base + "/workers",
+                                 worker_body(p["url"], p["worker_type"], p["bootstrap_port"]))
+            accepted = (200, 201, 202)
+            state["job_id"] = answer.get("worker_id")
+        if code not in accepted:
+            module.fail_json(msg=f"router refused the change: HTTP {code} {answer}", worker=worker or {},
+                             attempts=state["attempts"], job_failures=failures)
+
+    if wanted_absent or current is None:
+        submit(current)
     start = time.monotonic()
+    polls = 0
     while True:
+        # The router applies a change within milliseconds when it succeeds: poll soon, then every second.
+        time.sleep(min(1.0, 0.2 * 2 ** polls))
+        polls += 1
         current = lookup()
-        done = (current is None) if wanted_absent else (current is not None and bool(current.get("is_healthy")))
         waited = round(time.monotonic() - start, 1)
-        if done:
-            module.exit_json(changed=changed, worker=current or {}, waited_s=waited)
+        if is_done(current):
+            module.exit_json(changed=changed, worker=current or {}, waited_s=waited, attempts=state["attempts"],
+                             job_failures=failures)
+        # The router reports a failed job on GET /workers/{id}; a failed job changed nothing, so it is queued
+        # again (sglang-router 0.3.0 fails about one change in ten, see module_utils/_ops.py).
+        failure = None
+        if state["job_id"] and (wanted_absent or current is None):
+            code, record = _call(module, "GET", f"{base}/workers/{state['job_id']}")
+            failure = job_failure(record) if code == 200 else None
+        if failure:
+            failures.append(failure)
+            if state["attempts"] >= p["max_attempts"]:
+                module.fail_json(msg=f"router failed to {verb} {p['url']} {state['attempts']} times: {failure}",
+                                 worker=current or {}, waited_s=waited, attempts=state["attempts"],
+                                 job_failures=failures)
+            submit(current)
+            continue
         if waited > p["wait_timeout"]:
-            module.fail_json(msg=f"router did not {'remove' if wanted_absent else 'add'} {p['url']} within "
-                                 f"{p['wait_timeout']} s", worker=current or {}, waited_s=waited)
-        time.sleep(1)
+            module.fail_json(msg=f"router did not {verb} {p['url']} within {p['wait_timeout']} s",
+                             worker=current or {}, waited_s=waited, attempts=state["attempts"],
+                             job_failures=failures)
 
 
 if __name__ == "__main__":

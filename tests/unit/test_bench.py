@@ -128,9 +128,18 @@ def test_failed_requests_no_tokens_and_slow_tpot_fail() -> None:
     assert verdict["failures"] == [
         "28 of 3328 requests failed (successful requests: 3300)",
         "no output tokens were generated (total generated tokens: 0)",
-        "mean TPOT 55.01 ms exceeds the profile's target 50 ms by more than 10% (limit 55 ms)"]
+        "mean TPOT 55.01 ms exceeds the target 50 ms (the profile) by more than 10% (limit 55 ms)"]
     assert verdict_for(text.replace("55.01", "55.00"))["failures"][-1].startswith("no output tokens")
     assert verdict_for(fixture("colon_ptot_typo"), tolerance=0.0)["passed"]  # 48.10 <= 50
+
+
+def test_a_stricter_operator_target_is_named_in_the_failure() -> None:
+    profile = load_profile("deepseek_r1_a3_32c_pd_3k5_1k5_50ms")
+    verdict = evaluate(parse_result(fixture("colon_ptot_typo")), argv=ARGV, cards=profile.cards, tpot_target_ms=40,
+                       published=profile.published.get("figures"), target_source="sglang_bench_tpot_target_ms")
+    assert verdict["failures"] == ["mean TPOT 48.1 ms exceeds the target 40 ms (sglang_bench_tpot_target_ms) by "
+                                   "more than 10% (limit 44 ms)"]
+    assert verdict["tpot_limit_ms"] == 44.0 and verdict["tpot_target_source"] == "sglang_bench_tpot_target_ms"
 
 
 def test_num_prompts_comes_from_the_argv_that_ran() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.ascend.sglang.plugins.module_utils._ops import (
-    find_worker, format_duration, healthy, instances, parse_systemctl_show, render_table, router_view, routers,
+    find_worker, format_duration, healthy, instances, job_failure, parse_systemctl_show, render_table, router_view, routers,
     status_rows, uptime_seconds, worker_body,
 )
 from ansible_collections.ascend.sglang.plugins.module_utils._planner import plan
@@ -69,6 +69,18 @@ def test_find_worker_and_body() -> None:
     assert worker_body("http://h:1", "decode", 8998) == {"url": "http://h:1", "worker_type": "decode"}
     with pytest.raises(ValueError):
         worker_body("http://h:1", "mixed")
+
+
+def test_job_failure_reads_the_routers_job_status() -> None:
+    # GET /workers/{id} of a failed addition, as sglang-router 0.3.0 answers it.
+    failed = {"id": "a370d5e9", "url": "http://h:8000", "worker_type": "unknown", "is_healthy": False,
+              "job_status": {"job_type": "AddWorker", "worker_url": "http://h:8000", "status": "failed",
+                             "message": "Workflow failed at step create_worker: Unknown error"}}
+    assert job_failure(failed) == "AddWorker failed: Workflow failed at step create_worker: Unknown error"
+    pending = dict(failed, job_status=dict(failed["job_status"], status="pending"))
+    assert job_failure(pending) is None
+    assert job_failure({"id": "a", "url": "http://h:8000", "is_healthy": True}) is None
+    assert job_failure(None) is None and job_failure({"job_status": "failed"}) is None
 
 
 def test_router_view() -> None:

@@ -8,10 +8,12 @@ Standard library only.  It:
 - node rank 0 serves HTTP on --host/--port: GET /health (200 only when every rank is connected and the
   startup delay is over), /server_info, /get_server_info, /model_info, /get_model_info; POST /generate,
   /v1/completions, /v1/chat/completions (SSE streaming too, ending "data: [DONE]") in prefill, decode
-  or mixed behaviour; a decode answer echoes the bootstrap fields it received; every request is logged
+  or mixed behaviour; a streamed /generate of a decode or mixed server sends max_new_tokens tokens one event
+  at a time (cumulative text, meta_info.completion_tokens), as sglang.bench_serving reads them; a decode answer echoes the bootstrap fields it received; every request is logged
   to <unit>.requests.jsonl.  Never reports a model or tokenizer path.
 Test knobs (environment): SGLANG_STANDIN_STARTUP_DELAY (seconds, default 1),
-SGLANG_STANDIN_NEVER_HEALTHY=1 (/health stays 503), SGLANG_STANDIN_STATE_DIR.
+SGLANG_STANDIN_NEVER_HEALTHY=1 (/health stays 503), SGLANG_STANDIN_STATE_DIR,
+SGLANG_STANDIN_TOKEN_INTERVAL_MS (streamed /generate, default 5).
 """
 from __future__ import annotations
 
@@ -25,6 +27,9 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 STATE_DIR = os.environ.get("SGLANG_STANDIN_STATE_DIR", "/var/lib/sglang-standin")
+# Streamed /generate: seconds between tokens (the benchmark measures it as TPOT / ITL), and a bound.
+TOKEN_INTERVAL_S = float(os.environ.get("SGLANG_STANDIN_TOKEN_INTERVAL_MS", "5")) / 1000
+MAX_STREAM_TOKENS = 4096
 
 
 def log(msg: str) -> None:
@@ -197,6 +202,21 @@ class Handler(BaseHTTPRequestHandler):
         else:
             self._json(404, {"error": f"no route {path}"})
 
+    def _stream_tokens(self, req: dict, rid: str, standin: dict) -> None:
+        """Streamed /generate of a decode or PD-mixed server: one SSE event per token, TOKEN_INTERVAL_S apart."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        for chunk in _token_chunks(req, rid, standin):
+            time.sleep(TOKEN_INTERVAL_S)
+            self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+            self.wfile.flush()
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
+        self.close_connection = True
+
     def do_POST(self) -> None:  # noqa: N802
         st = self.state
         path = self.path.split("?")[0]
@@ -220,10 +240,15 @@ class Handler(BaseHTTPRequestHandler):
         text = f"standin {st.role} answer"
         rid = f"standin-{uuid.uuid4().hex[:12]}"
         if path == "/generate":
-            body: dict[str, object] = {"text": text, "meta_info": {"id": rid, "finish_reason": {"type": "stop"},
-                                                                   "prompt_tokens": 1, "completion_tokens": 3},
-                                       "standin": standin}
-            chunks = [body]
+            if not req.get("stream") or st.role == "prefill":
+                # A prefill server's answer is dropped by the PD router; an unstreamed one is a single body.
+                body: dict[str, object] = {"text": text, "meta_info": {"id": rid, "finish_reason": {"type": "stop"},
+                                                                       "prompt_tokens": 1, "completion_tokens": 3},
+                                           "standin": standin}
+                chunks = [body]
+            else:
+                self._stream_tokens(req, rid, standin)
+                return
         elif path == "/v1/completions":
             body = {"id": rid, "object": "text_completion", "created": int(time.time()), "model": "standin",
                     "choices": [{"index": 0, "text": text, "finish_reason": "stop", "logprobs": None}],
@@ -252,6 +277,19 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()
         self.close_connection = True
+
+
+def _token_chunks(req: dict, rid: str, standin: dict) -> "list[dict[str, object]]":
+    """What sglang.bench_serving reads from a streamed /generate: the cumulative text and
+    meta_info.completion_tokens, one chunk per token, max_new_tokens tokens (bounded)."""
+    params = req.get("sampling_params") or {}
+    n = max(1, min(int(params.get("max_new_tokens") or 16), MAX_STREAM_TOKENS))
+    words = [f"w{(i % 255) + 1}" for i in range(n)]  # words of tests/standins/tokenizer
+    prompt = req.get("input_ids") or str(req.get("text") or "").split()
+    return [{"text": " ".join(words[: i + 1]),
+             "meta_info": {"id": rid, "prompt_tokens": len(prompt), "completion_tokens": i + 1,
+                           "finish_reason": {"type": "length", "length": n} if i == n - 1 else None},
+             "standin": standin} for i in range(n)]
 
 
 def main() -> None:
