@@ -45,8 +45,13 @@ def test_instances_in_rollout_order_with_all_ranks() -> None:
 
 
 def test_router_worker_urls_match_the_routers_upstreams() -> None:
+    # register_workers / restart.yml add exactly these URLs: one differing from the router's argv would be a
+    # second worker for the same server.
     planned = {u["url"] for ups in PD["router_upstreams"].values() for u in ups}
     assert {i["worker"]["url"] for i in instances(PD)} == planned
+    argv = routers(MIXED)[0]["argv"]
+    urls = argv[argv.index("--worker-urls") + 1:argv.index("--policy")]
+    assert [i["worker"] for i in instances(MIXED)] == [{"url": u, "worker_type": "regular"} for u in urls]
 
 
 def test_routers_know_whether_they_have_a_worker_api() -> None:
