@@ -153,27 +153,28 @@ def main():
     if is_done(current) or module.check_mode:
         module.exit_json(changed=changed, worker=current or {}, waited_s=0.0, attempts=0, job_failures=[])
 
-    state = {"attempts": 0, "job_id": None}
+    # From here on a change is sent unless the worker is listed but not yet healthy (changed is false then).
+    # Each resubmission follows a reported job failure: attempts = failures + the outstanding submission.
     failures = []
 
+    def attempts():
+        return len(failures) + int(changed)
+
     def submit(worker):
-        """Queue the change; remembers the router's id for the job so that its status can be read."""
-        state["attempts"] += 1
+        """Queue the change; returns the router's id for the job, whose status tells whether it failed."""
         if wanted_absent:
             code, answer = _call(module, "DELETE", f"{base}/workers/{worker['id']}")
             accepted = (200, 202, 204, 404)  # 404: removed meanwhile
-            state["job_id"] = answer.get("worker_id") or worker["id"]
         else:
             code, answer = _call(module, "POST", base + "/workers",
                                  worker_body(p["url"], p["worker_type"], p["bootstrap_port"]))
             accepted = (200, 201, 202)
-            state["job_id"] = answer.get("worker_id")
         if code not in accepted:
             module.fail_json(msg=f"router refused the change: HTTP {code} {answer}", worker=worker or {},
-                             attempts=state["attempts"], job_failures=failures)
+                             attempts=attempts(), job_failures=failures)
+        return answer.get("worker_id") or (worker["id"] if wanted_absent else None)
 
-    if wanted_absent or current is None:
-        submit(current)
+    job_id = submit(current) if changed else None
     start = time.monotonic()
     polls = 0
     while True:
@@ -183,26 +184,25 @@ def main():
         current = lookup()
         waited = round(time.monotonic() - start, 1)
         if is_done(current):
-            module.exit_json(changed=changed, worker=current or {}, waited_s=waited, attempts=state["attempts"],
+            module.exit_json(changed=changed, worker=current or {}, waited_s=waited, attempts=attempts(),
                              job_failures=failures)
         # The router reports a failed job on GET /workers/{id}; a failed job changed nothing, so it is queued
         # again (sglang-router 0.3.0 fails about one change in ten, see module_utils/_ops.py).
         failure = None
-        if state["job_id"] and (wanted_absent or current is None):
-            code, record = _call(module, "GET", f"{base}/workers/{state['job_id']}")
+        if job_id and (wanted_absent or current is None):
+            code, record = _call(module, "GET", f"{base}/workers/{job_id}")
             failure = job_failure(record) if code == 200 else None
         if failure:
             failures.append(failure)
-            if state["attempts"] >= p["max_attempts"]:
-                module.fail_json(msg=f"router failed to {verb} {p['url']} {state['attempts']} times: {failure}",
-                                 worker=current or {}, waited_s=waited, attempts=state["attempts"],
+            if len(failures) >= p["max_attempts"]:
+                module.fail_json(msg=f"router failed to {verb} {p['url']} {len(failures)} times: {failure}",
+                                 worker=current or {}, waited_s=waited, attempts=len(failures),
                                  job_failures=failures)
-            submit(current)
+            job_id = submit(current)
             continue
         if waited > p["wait_timeout"]:
             module.fail_json(msg=f"router did not {verb} {p['url']} within {p['wait_timeout']} s",
-                             worker=current or {}, waited_s=waited, attempts=state["attempts"],
-                             job_failures=failures)
+                             worker=current or {}, waited_s=waited, attempts=attempts(), job_failures=failures)
 
 
 if __name__ == "__main__":
