@@ -202,21 +202,6 @@ class Handler(BaseHTTPRequestHandler):
         else:
             self._json(404, {"error": f"no route {path}"})
 
-    def _stream_tokens(self, req: dict, rid: str, standin: dict) -> None:
-        """Streamed /generate of a decode or PD-mixed server: one SSE event per token, TOKEN_INTERVAL_S apart."""
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Connection", "close")
-        self.end_headers()
-        for chunk in _token_chunks(req, rid, standin):
-            time.sleep(TOKEN_INTERVAL_S)
-            self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
-            self.wfile.flush()
-        self.wfile.write(b"data: [DONE]\n\n")
-        self.wfile.flush()
-        self.close_connection = True
-
     def do_POST(self) -> None:  # noqa: N802
         st = self.state
         path = self.path.split("?")[0]
@@ -239,16 +224,15 @@ class Handler(BaseHTTPRequestHandler):
         standin = {**st.identity(), **boot}
         text = f"standin {st.role} answer"
         rid = f"standin-{uuid.uuid4().hex[:12]}"
+        interval = 0.0
         if path == "/generate":
-            if not req.get("stream") or st.role == "prefill":
-                # A prefill server's answer is dropped by the PD router; an unstreamed one is a single body.
-                body: dict[str, object] = {"text": text, "meta_info": {"id": rid, "finish_reason": {"type": "stop"},
-                                                                       "prompt_tokens": 1, "completion_tokens": 3},
-                                           "standin": standin}
-                chunks = [body]
-            else:
-                self._stream_tokens(req, rid, standin)
-                return
+            body: dict[str, object] = {"text": text, "meta_info": {"id": rid, "finish_reason": {"type": "stop"},
+                                                                   "prompt_tokens": 1, "completion_tokens": 3},
+                                       "standin": standin}
+            chunks = [body]
+            if st.role != "prefill":  # the PD router drops a prefill server's answer
+                # Streamed: one event per token, TOKEN_INTERVAL_S apart, as sglang.bench_serving reads them.
+                chunks, interval = _token_chunks(req, rid, standin), TOKEN_INTERVAL_S
         elif path == "/v1/completions":
             body = {"id": rid, "object": "text_completion", "created": int(time.time()), "model": "standin",
                     "choices": [{"index": 0, "text": text, "finish_reason": "stop", "logprobs": None}],
@@ -272,6 +256,7 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Connection", "close")
         self.end_headers()
         for chunk in chunks:
+            time.sleep(interval)
             self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
             self.wfile.flush()
         self.wfile.write(b"data: [DONE]\n\n")
