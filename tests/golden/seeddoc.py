@@ -26,7 +26,25 @@ import tempfile
 from pathlib import Path
 from typing import Iterable
 
-SEEDS_DIR = Path(os.environ.get("SGLANG_SEEDS_DIR", Path(__file__).resolve().parents[3] / "shared" / "seeds"))
+# The documents are not part of the collection: SGLANG_SEEDS_DIR names their directory, else they are
+# looked for in shared/seeds beside the checkout (where CI keeps them).
+SEEDS_DIR = Path(os.environ.get("SGLANG_SEEDS_DIR") or Path(__file__).resolve().parents[3] / "shared" / "seeds")
+# Every document the tests read; all must be present, or the tests that read them are skipped.
+DOCUMENTS = ("000_*.txt", "001_*.txt")
+
+
+def missing_reason() -> str | None:
+    """Why the documents cannot be read (None when all are there): the skip reason of the golden tests."""
+    absent = [pattern for pattern in DOCUMENTS if not any(SEEDS_DIR.glob(pattern))]
+    if not absent:
+        return None
+    return (f"best-practice documents not found ({', '.join(absent)} missing in {SEEDS_DIR}): "
+            "set SGLANG_SEEDS_DIR=<directory holding the documents>")
+
+
+def document(pattern: str) -> Path:
+    """The one document matching ``pattern`` (e.g. ``000_*.txt``)."""
+    return next(iter(sorted(SEEDS_DIR.glob(pattern))))
 
 TITLE_000 = re.compile(
     r"^((?:Deepseek|Qwen)\S* Atlas 800I (A2|A3)-(\d+)Card (PD Separation|PD Mixed) (\S+) (\d+)ms)#$"
