@@ -15,11 +15,18 @@ is not (or no longer) listed, ``GET /workers/{id}`` carries the queued job's ``j
 (``{"job_type", "status", "message"}``).  There is no ``/add_worker`` / ``/remove_worker`` in this release.
 The ``--mini-lb`` router (pure Python) has none of these routes (404).
 
-Measured on 0.3.0: about one ``POST /workers`` in ten fails inside the router for a healthy worker
-(``job_status.status == "failed"``, "Workflow failed at step create_worker", logged as "Workflow deadlocked:
-no steps ready and none running": its workflow scheduler can miss the completion of a step that finishes
-at once).  The failed job leaves nothing behind, so submitting it again is safe; the worker module does
-that, bounded (``job_failure``).
+Measured on 0.3.0: a share of the changes fails inside the router for a healthy worker (from 1 in 30 on an
+idle machine to 2 in 5 on a busy one; ``job_status.status == "failed"``, logged as "Failed job" after
+"Workflow deadlocked: no steps ready and none running": its workflow scheduler can miss the completion of a
+step that finishes at once).  The workflow stops after the step named in the message:
+- before the change took effect ("at step create_worker" for an addition, "at step find_workers_to_remove"
+  for a removal): nothing changed, and submitting the change again is safe;
+- after it took effect: a removal failed "at step remove_from_worker_registry" has removed the worker and
+  skipped only ``update_remaining_policies`` (the re-initialisation of the other workers' cache-aware
+  policies); an addition that failed after its worker was listed has skipped the steps that register its
+  tokenizer and policy, so the worker module takes it out and adds it again.
+A change is therefore judged only once its job has settled (``job_settled``): an added worker is listed, and
+even healthy, while its job is still processing.
 """
 
 from __future__ import annotations
@@ -96,6 +103,20 @@ def job_failure(record: Mapping[str, Any] | None) -> str | None:
     if not isinstance(job, Mapping) or str(job.get("status", "")).lower() != "failed":
         return None
     return f"{job.get('job_type') or 'job'} failed: {job.get('message') or 'no message'}"
+
+
+def job_settled(code: int, record: Mapping[str, Any] | None) -> bool:
+    """Whether the job behind a ``GET /workers/{id}`` answer has finished (succeeded or failed).
+
+    While the router works on a queued change the answer carries ``job_status`` ``pending`` or
+    ``processing`` (an added worker is listed, even healthy, before its last steps ran); once it is done the
+    answer is the worker's record without ``job_status`` (added), 404 (removed) or a ``failed`` job status."""
+    if code == 404:
+        return True
+    job = (record or {}).get("job_status")
+    if not isinstance(job, Mapping):
+        return code == 200
+    return str(job.get("status", "")).lower() not in ("pending", "processing", "queued", "running")
 
 
 def worker_body(url: str, worker_type: str, bootstrap_port: int | None = None) -> dict[str, Any]:

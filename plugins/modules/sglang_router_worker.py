@@ -12,11 +12,14 @@ description:
   - Uses the worker API of sglang-router 0.3.0 (the Rust model gateway), from the router's host
     - C(GET /workers) to look the worker up by URL, C(DELETE /workers/{id}) to remove it,
     C(POST /workers) with C(url), C(worker_type) and, for PD prefill workers, C(bootstrap_port) to add it.
-  - Both operations are queued by the router; the module then polls C(GET /workers) (bounded by
-    O(wait_timeout)) until the worker is gone, or listed and healthy.
-  - When the router reports the queued job as failed (C(GET /workers/{id}) C(job_status.status=failed); sglang-router
-    0.3.0 fails about one change in ten inside its workflow scheduler), the change is submitted again, up to
-    O(max_attempts) times in all.
+  - Both operations are queued by the router as jobs. The module waits (bounded by O(wait_timeout)) until its job
+    has settled (C(GET /workers/{id}) no longer reports it C(pending) or C(processing)), then until the worker is
+    gone, or listed and healthy. An added worker is listed, even healthy, before its job has finished.
+  - sglang-router 0.3.0 fails a share of the changes inside its workflow scheduler (C(job_status.status=failed)).
+    A job that failed before its change took effect is submitted again. A removal that failed after the worker was
+    removed is reported with a warning (the router skipped only re-initialising the other workers' cache-aware
+    policies). An addition that failed after the worker was listed (its tokenizer and policy steps skipped) is
+    undone and submitted again. At most O(max_attempts) job failures are tolerated.
   - C(changed) only when a worker was removed or added. In check mode nothing is sent beyond the lookup.
   - A C(--mini-lb) router has no worker API; the module fails saying so (the restart playbook does not call it
     for such routers).
@@ -48,7 +51,7 @@ options:
     type: int
     default: 300
   max_attempts:
-    description: How many times the change is submitted in all when the router reports its job failed.
+    description: How many job failures the router may report before the module gives up.
     type: int
     default: 5
   timeout:
@@ -83,11 +86,12 @@ waited_s:
   returned: always
   type: float
 attempts:
-  description: How many times the change was submitted (0 when nothing had to be sent).
+  description: How many changes were submitted (0 when nothing had to be sent); more than one when the router
+    reported jobs failed.
   returned: always
   type: int
 job_failures:
-  description: The router's messages for the jobs it reported failed (each was submitted again).
+  description: The router's messages for every job of this change that it reported failed, in order.
   returned: always
   type: list
   elements: str
@@ -99,7 +103,9 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.urls import open_url
 
-from ansible_collections.ascend.sglang.plugins.module_utils._ops import find_worker, job_failure, worker_body
+from ansible_collections.ascend.sglang.plugins.module_utils._ops import (
+    find_worker, job_failure, job_settled, worker_body,
+)
 
 
 def _call(module, method, url, body=None):
@@ -133,7 +139,16 @@ def main():
     p = module.params
     base = p["router_url"].rstrip("/")
     wanted_absent = p["state"] == "absent"
-    verb = "remove" if wanted_absent else "add"
+    start = time.monotonic()
+    failures = []
+    submissions = []  # "add" / "remove", in the order sent
+
+    def waited():
+        return round(time.monotonic() - start, 1)
+
+    def give_up(msg, worker):
+        module.fail_json(msg=msg, worker=worker or {}, waited_s=waited(), attempts=len(submissions),
+                         job_failures=failures)
 
     def lookup():
         code, listing = _call(module, "GET", base + "/workers")
@@ -144,65 +159,85 @@ def main():
             module.fail_json(msg=f"GET {base}/workers answered {code}")
         return find_worker(listing, p["url"])
 
-    def is_done(worker):
-        return (worker is None) if wanted_absent else (worker is not None and bool(worker.get("is_healthy")))
+    def holds(worker, absent):
+        return (worker is None) if absent else (worker is not None and bool(worker.get("is_healthy")))
 
-    current = lookup()
-    # A listed but not yet healthy worker is only waited for: nothing is sent, nothing changes.
-    changed = (current is not None) if wanted_absent else (current is None)
-    if is_done(current) or module.check_mode:
-        module.exit_json(changed=changed, worker=current or {}, waited_s=0.0, attempts=0, job_failures=[])
+    def poll(what, done):
+        """Polls ``done()`` (a value, or None while not there) until it answers, bounded by wait_timeout."""
+        polls = 0
+        while True:
+            value = done()
+            if value is not None:
+                return value
+            if time.monotonic() - start > p["wait_timeout"]:
+                give_up(f"router did not {what} {p['url']} within {p['wait_timeout']} s", lookup())
+            # A change takes the router milliseconds when nothing waits on the worker: poll soon, then every second.
+            time.sleep(min(1.0, 0.1 * 2 ** polls))
+            polls += 1
 
-    # From here on a change is sent unless the worker is listed but not yet healthy (changed is false then).
-    # Each resubmission follows a reported job failure: attempts = failures + the outstanding submission.
-    failures = []
-
-    def attempts():
-        return len(failures) + int(changed)
-
-    def submit(worker):
-        """Queue the change; returns the router's id for the job, whose status tells whether it failed."""
-        if wanted_absent:
+    def submit(worker, absent):
+        """Queues one change and waits until its job settled; returns the router's failure message or None."""
+        if absent:
             code, answer = _call(module, "DELETE", f"{base}/workers/{worker['id']}")
             accepted = (200, 202, 204, 404)  # 404: removed meanwhile
         else:
             code, answer = _call(module, "POST", base + "/workers",
                                  worker_body(p["url"], p["worker_type"], p["bootstrap_port"]))
             accepted = (200, 201, 202)
+        submissions.append("remove" if absent else "add")
         if code not in accepted:
-            module.fail_json(msg=f"router refused the change: HTTP {code} {answer}", worker=worker or {},
-                             attempts=attempts(), job_failures=failures)
-        return answer.get("worker_id") or (worker["id"] if wanted_absent else None)
+            give_up(f"router refused the change: HTTP {code} {answer}", worker)
+        job_id = answer.get("worker_id") or (worker["id"] if absent else None)
+        if not job_id:
+            return None
+        record = poll("finish the job to " + submissions[-1], lambda: _settled(module, base, job_id))
+        return job_failure(record)
 
-    job_id = submit(current) if changed else None
-    start = time.monotonic()
-    polls = 0
-    while True:
-        # The router applies a change within milliseconds when it succeeds: poll soon, then every second.
-        time.sleep(min(1.0, 0.2 * 2 ** polls))
-        polls += 1
-        current = lookup()
-        waited = round(time.monotonic() - start, 1)
-        if is_done(current):
-            module.exit_json(changed=changed, worker=current or {}, waited_s=waited, attempts=attempts(),
-                             job_failures=failures)
-        # The router reports a failed job on GET /workers/{id}; a failed job changed nothing, so it is queued
-        # again (sglang-router 0.3.0 fails about one change in ten, see module_utils/_ops.py).
-        failure = None
-        if job_id and (wanted_absent or current is None):
-            code, record = _call(module, "GET", f"{base}/workers/{job_id}")
-            failure = job_failure(record) if code == 200 else None
-        if failure:
+    def converge(absent):
+        """Submits the change until the router reports it done; returns the failure message of a job that
+        failed after its change took effect (None when the last job succeeded)."""
+        while True:
+            worker = lookup()
+            if holds(worker, absent):
+                return None
+            if not absent and worker is not None:
+                # Listed, not yet healthy (added by someone else or still starting): wait, send nothing.
+                poll("see healthy", lambda: True if holds(lookup(), False) else None)
+                return None
+            failure = submit(worker, absent)
+            if failure is None:
+                poll("remove" if absent else "add", lambda: True if holds(lookup(), absent) else None)
+                return None
             failures.append(failure)
             if len(failures) >= p["max_attempts"]:
-                module.fail_json(msg=f"router failed to {verb} {p['url']} {len(failures)} times: {failure}",
-                                 worker=current or {}, waited_s=waited, attempts=len(failures),
-                                 job_failures=failures)
-            job_id = submit(current)
-            continue
-        if waited > p["wait_timeout"]:
-            module.fail_json(msg=f"router did not {verb} {p['url']} within {p['wait_timeout']} s",
-                             worker=current or {}, waited_s=waited, attempts=attempts(), job_failures=failures)
+                give_up(f"router failed to {'remove' if absent else 'add'} {p['url']} {len(failures)} times: "
+                        f"{failure}", lookup())
+            if holds(lookup(), absent):
+                return failure
+            # The failed job changed nothing: submit it again.
+
+    current = lookup()
+    if holds(current, wanted_absent) or module.check_mode:
+        module.exit_json(changed=not holds(current, wanted_absent), worker=current or {}, waited_s=0.0,
+                         attempts=0, job_failures=[])
+    late = converge(wanted_absent)
+    while late and not wanted_absent:
+        # The worker is listed, but the router stopped its registration before the tokenizer and policy steps:
+        # take it out and add it again, so that it is registered whole.
+        converge(True)
+        late = converge(False)
+    if late:
+        module.warn(f"sglang-router removed {p['url']} but reported the job failed ({late}): only the "
+                    "re-initialisation of the other workers' cache-aware policies was skipped")
+    current = lookup()
+    module.exit_json(changed=bool(submissions), worker=current or {}, waited_s=waited(), attempts=len(submissions),
+                     job_failures=failures)
+
+
+def _settled(module, base, job_id):
+    """The ``GET /workers/{id}`` answer once the job behind it has finished, else None."""
+    code, record = _call(module, "GET", f"{base}/workers/{job_id}")
+    return (record or {}) if job_settled(code, record) else None
 
 
 if __name__ == "__main__":

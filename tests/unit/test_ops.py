@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.ascend.sglang.plugins.module_utils._ops import (
-    find_worker, format_duration, healthy, instances, job_failure, parse_systemctl_show, render_table, router_view, routers,
-    status_rows, uptime_seconds, worker_body,
+    find_worker, format_duration, healthy, instances, job_failure, job_settled, parse_systemctl_show, render_table,
+    router_view, routers, status_rows, uptime_seconds, worker_body,
 )
 from ansible_collections.ascend.sglang.plugins.module_utils._planner import plan
 from ansible_collections.ascend.sglang.plugins.module_utils._profile import load_profile
@@ -86,6 +86,18 @@ def test_job_failure_reads_the_routers_job_status() -> None:
     assert job_failure(pending) is None
     assert job_failure({"id": "a", "url": "http://h:8000", "is_healthy": True}) is None
     assert job_failure(None) is None and job_failure({"job_status": "failed"}) is None
+
+
+def test_a_job_is_judged_only_once_it_settled() -> None:
+    # GET /workers/{id} answers of sglang-router 0.3.0 while an addition runs, once it is done, and for removals.
+    job = {"job_type": "AddWorker", "worker_url": "http://h:8000", "message": None, "status": "processing"}
+    listed_healthy = {"id": "a", "url": "http://h:8000", "is_healthy": True}
+    assert not job_settled(200, dict(listed_healthy, job_status=job))  # listed, healthy, still registering
+    assert not job_settled(200, {"job_status": dict(job, status="pending")})
+    assert job_settled(200, listed_healthy)  # registered: the job is gone from the record
+    assert job_settled(200, {"job_status": dict(job, status="failed", message="Workflow failed at step x")})
+    assert job_settled(404, {"error": "Worker a not found", "code": "WORKER_NOT_FOUND"})  # removed
+    assert not job_settled(503, {})
 
 
 def test_router_view() -> None:
