@@ -30,7 +30,7 @@ def _write(path: str, data: bytes) -> None:
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _VALID_ARGS = frozenset(("result", "profile", "profiles_dir", "output_dir", "tolerance", "tpot_target_ms", "chart",
-                             "fail"))
+                             "fail", "cards"))
     _requires_connection = False
 
     def run(self, tmp=None, task_vars=None):
@@ -53,11 +53,17 @@ class ActionModule(ActionBase):
             target = float(target) if target not in (None, "") else None
         except (TypeError, ValueError):
             raise AnsibleActionFail(f"tpot_target_ms: a number of milliseconds, not {target!r}") from None
+        try:
+            cards = float(args["cards"]) if args.get("cards") not in (None, "") else profile.cards_used()
+        except (TypeError, ValueError):
+            raise AnsibleActionFail(f"cards: a number of cards, not {args.get('cards')!r}") from None
+        if cards <= 0:
+            raise AnsibleActionFail(f"cards must be > 0 (got {cards})")
         if tolerance < 0 or (target is not None and target <= 0):
             raise AnsibleActionFail(f"tolerance must be >= 0 and tpot_target_ms > 0 (got {tolerance}, {target})")
         argv = [str(a) for a in run.get("argv") or []]
         published = (profile.published or {}).get("figures") or {}
-        verdict = evaluate(run.get("parsed") or {}, argv=argv, cards=profile.cards,
+        verdict = evaluate(run.get("parsed") or {}, argv=argv, cards=cards,
                            tpot_target_ms=target if target is not None else profile.tpot_target_ms,
                            published=published, tolerance=tolerance,
                            target_source="sglang_bench_tpot_target_ms" if target is not None else "the profile")

@@ -153,8 +153,8 @@ def parse_all(text: str) -> list[dict[str, Any]]:
     return [b for b in (_parse_block(lines) for lines in _blocks(text)) if b["metrics"]]
 
 
-def figures(metrics: Mapping[str, Any], cards: int) -> dict[str, float | None]:
-    """The compared figures; output tok/s per card = output tok/s / the profile's cards."""
+def figures(metrics: Mapping[str, Any], cards: float) -> dict[str, float | None]:
+    """The compared figures; output tok/s per card = output tok/s / the cards the servers use."""
     def num(key: str) -> float | None:
         value = metrics.get(key)
         return float(value) if isinstance(value, (int, float)) else None
@@ -233,7 +233,7 @@ def num_prompts(argv: Sequence[str]) -> int:
 
 # ------------------------------------------------------------------------------------------- verdict
 
-def evaluate(parsed: Mapping[str, Any], *, argv: Sequence[str], cards: int, tpot_target_ms: float,
+def evaluate(parsed: Mapping[str, Any], *, argv: Sequence[str], cards: float, tpot_target_ms: float,
              published: Mapping[str, Any] | None, tolerance: float = DEFAULT_TPOT_TOLERANCE,
              target_source: str = "the profile") -> dict[str, Any]:
     """Measured figures beside the published ones, and every reason the run fails. ``target_source`` names

@@ -77,6 +77,7 @@ class Plan:
     hosts: dict[str, HostPlan]
     router_upstreams: dict[str, list[dict[str, Any]]]
     bench: dict[str, Any] | None
+    cards: float  # cards the servers of this deployment occupy (output tok/s per card divides by it)
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -316,7 +317,8 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
     return Plan(profile=profile.id, title=profile.title, deploy_mode=profile.deploy_mode,
                 releases=releases, supported_releases=supported, release_changes=changes, hosts=hosts,
                 router_upstreams={k: v for k, v in upstreams.items() if v},
-                bench=_bench(profile, inv, router_hosts, router_spec, instances, python))
+                bench=_bench(profile, inv, router_hosts, router_spec, instances, python),
+                cards=profile.cards_used({role: len(inv.groups[role]) for role in profile.server_roles}))
 
 
 def _merge_cann(host: HostPlan, cann: CannEnv) -> None:

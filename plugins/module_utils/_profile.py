@@ -20,6 +20,8 @@ SERVER_ROLES = ("prefill", "decode", "mixed")
 ROLES = SERVER_ROLES + ("router",)
 # NPU devices one node offers to --tp-size: an A3 node is 8 cards = 16 dies.
 NODE_DEVICES = {"A3": 16, "A2": 8}
+# NPU devices per card: an A3 card carries two dies; an A2 card is one NPU. Per-card figures count cards.
+CARD_DEVICES = {"A3": 2, "A2": 1}
 DEPLOY_MODES = {"pd_separation": ("prefill", "decode"), "pd_mixed": ("mixed",)}
 
 # Values the planner computes; a profile refers to them as "{name}".
@@ -100,6 +102,18 @@ class Profile:
     @property
     def server_roles(self) -> tuple[str, ...]:
         return DEPLOY_MODES[self.deploy_mode]
+
+    def cards_used(self, hosts_per_role: dict[str, int] | None = None) -> float:
+        """Cards the servers occupy: the documented deployment's, or that of ``hosts_per_role`` (role -> host
+        count). The denominator of output tok/s per card: a profile that runs on part of a node (A2 Qwen3-32B
+        on 4 of the 8 NPUs) is judged per card it uses, as the documents' summary tables do."""
+        node = NODE_DEVICES.get(self.hardware, 0)
+        devices = 0
+        for role in self.server_roles:
+            spec = self.roles[role]
+            hosts = (hosts_per_role or {}).get(role, spec.nnodes * spec.documented_instances)
+            devices += hosts * (spec.devices_per_node or node)
+        return devices / CARD_DEVICES.get(self.hardware, 1)
 
     def placeholders(self) -> set[str]:
         """Every placeholder a launch of this profile refers to."""

@@ -14,7 +14,7 @@ description:
   - Saves the raw output, a JSON report (parsed metrics, measured and published figures, their ratios, verdict)
     and a PNG bar chart of measured vs published figures (written by a built-in encoder; nothing to install)
     under O(output_dir), named C(<profile>-<UTC time>.txt|json|png).
-  - Compares mean TTFT, TPOT, ITL, output tok/s and output tok/s per card (output tok/s / the profile's cards)
+  - Compares mean TTFT, TPOT, ITL, output tok/s and output tok/s per card (output tok/s / O(cards))
     with the profile's published figures (ratio measured / published).
   - Fails when a request failed (successful requests < --num-prompts), no token was generated, the result has no
     mean TPOT, or mean TPOT exceeds O(tpot_target_ms) (default the profile's) by more than O(tolerance); also when the
@@ -30,6 +30,10 @@ options:
     description: Profile id (C(sglang_plan.profile)).
     type: str
     required: true
+  cards:
+    description: Cards the deployment's servers occupy (C(sglang_plan.cards); an A3 card is two NPU dies); default
+      those of the profile's documented deployment.
+    type: float
   profiles_dir:
     description: Directory of the profiles (default the collection's C(profiles/)).
     type: path

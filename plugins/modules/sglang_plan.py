@@ -51,7 +51,7 @@ RETURN = r"""
 plan:
   description: >-
     The plan: C(profile), C(title), C(deploy_mode), C(releases), C(hosts) (inventory hostname ->
-    C(host_tuning), C(cann), C(services)), C(router_upstreams) and C(bench). Each service has C(name),
+    C(host_tuning), C(cann), C(services)), C(router_upstreams), C(bench) and C(cards) (the cards the servers occupy). Each service has C(name),
     C(role), C(instance), C(node_rank), C(nnodes), C(inventory_host), C(host), C(port), C(bootstrap_port),
     C(dist_init_addr), C(argv), C(env), C(health_url), C(ready_url), C(instance_key), C(depends_on), C(listens).
   returned: success

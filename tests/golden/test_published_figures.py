@@ -114,7 +114,7 @@ def expected_figures(profile: _profile.Profile, section: sd.Section, pub: dict[s
         assert " ".join(str(fix["line"]).split()) in block, f"{where}: the line is not in the section's result block"
         assert len(str(fix["reason"]).split()) >= 4, f"{where}: give a real reason"
         metrics[METRIC_OF[fix["figure"]]] = fix["value"]
-    return {k: v for k, v in _bench.figures(metrics, profile.cards).items() if v is not None}
+    return {k: v for k, v in _bench.figures(metrics, profile.cards_used()).items() if v is not None}
 
 
 def section_tpots(profile: _profile.Profile, section: sd.Section, pub: dict[str, Any]) -> list[float]:

@@ -199,3 +199,13 @@ def test_chart_draws_measured_and_published_bars() -> None:
     pixels = raw.replace(b"\x00", b"")  # crude, but the bar colours must be present
     assert bytes((31, 119, 180)) in raw and bytes((150, 150, 150)) in raw and len(pixels) > 0
     assert all(len(row) == 7 and all(len(r) == 5 for r in row) for row in FONT.values())
+
+
+def test_per_card_counts_the_cards_the_servers_occupy() -> None:
+    # A3: 16 dies = 8 cards per node; the A2 Qwen3-32B runs use 4 of a node's 8 NPUs (--base-gpu-id 4).
+    assert load_profile("deepseek_r1_pd32").cards_used() == 32  # 2 prefill nodes + one 2-node decode instance
+    assert load_profile("qwen3_32b_a3_2c_mixed_2k_2k_50ms").cards_used() == 2
+    a2_half = load_profile("qwen3_32b_a2_8c_mixed_2k_2k_50ms")
+    assert a2_half.cards == 8 and a2_half.cards_used() == 4
+    assert a2_half.cards_used({"mixed": 6}) == 24  # a fleet of six replicas
+    assert load_profile("qwen3_32b_a2_8c_mixed_6k_1k5_18ms").cards_used() == 8
