@@ -23,7 +23,8 @@ step that finishes at once).  The workflow stops after the step named in the mes
   for a removal): nothing changed, and submitting the change again is safe;
 - after it took effect: a removal failed "at step remove_from_worker_registry" has removed the worker and
   skipped only ``update_remaining_policies`` (the re-initialisation of the other workers' cache-aware
-  policies); an addition that failed after its worker was listed has skipped the steps that register its
+  policies); the API does not show that failure (``GET /workers/{id}`` answers 404, as for a completed
+  removal), and there is nothing to repair; an addition that failed after its worker was listed has skipped the steps that register its
   tokenizer and policy, so the worker module takes it out and adds it again.
 A change is therefore judged only once its job has settled (``job_settled``): an added worker is listed, and
 even healthy, while its job is still processing.

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -117,9 +118,19 @@ def pd_router(tmp_path_factory):
         log.close()
 
 
+def router_log(log: Path) -> str:
+    return re.sub(r"\x1b\[[0-9;]*m", "", log.read_text(errors="replace"))  # without colours
+
+
+def failed_jobs(log: Path) -> list[str]:
+    """The router's "Failed job" lines, worded as the module reports them ("<type> failed: <message>")."""
+    return [f"{kind} failed: {message}"
+            for kind, message in re.findall(r"Failed job: type=(\w+), worker=\S+, error=(.*)$", router_log(log), re.M)]
+
+
 def router_events(log: Path) -> dict[str, int]:
     """Counts of the router's workflow events (sglang-router 0.3.0 log lines)."""
-    text = re.sub(r"\x1b\[[0-9;]*m", "", log.read_text(errors="replace"))  # colours
+    text = router_log(log)
     return {"started": text.count("Workflow started"), "completed": text.count("Workflow completed"),
             "failed": len(re.findall(r"ERROR .*Workflow failed", text)),
             "failed_jobs": text.count("Failed job: type=")}
@@ -146,7 +157,7 @@ def run_module(args: dict, check: bool = False) -> dict:
 
 
 def test_out_and_back_in_repeatedly(pd_router, tmp_path) -> None:
-    failed_jobs_before = router_events(pd_router["log"])["failed_jobs"]
+    failed_before = len(failed_jobs(pd_router["log"]))
     # One playbook, one task looping over the changes: each result is the module's, in order.
     out = tmp_path / "results.json"
     (tmp_path / "cycle.yml").write_text(json.dumps([{
@@ -184,16 +195,21 @@ def test_out_and_back_in_repeatedly(pd_router, tmp_path) -> None:
     assert listed[pd_router["prefill"]]["is_healthy"] and len(listed) == 2
     # The module returned only once its jobs had settled: nothing of this run can still be in the router's hands.
     assert workflows_settled(log), router_events(log)
-    # Every job the router logged as failed is one the module reported.
-    assert router_events(log)["failed_jobs"] - failed_jobs_before == len(reported), (router_events(log), reported)
-    assert all(m.startswith(("AddWorker failed", "RemoveWorker failed")) for m in reported), reported
+    # Every job the router logged as failed is one the module reported, but for a removal that failed after the
+    # worker left the registry: the API answers GET /workers/{id} for it with 404, as for a removal that completed
+    # (the worker is gone; only the other workers' cache-aware policies were not re-initialised).
+    logged = failed_jobs(log)[failed_before:]
+    invisible = "RemoveWorker failed: Workflow failed at step remove_from_worker_registry"
+    assert Counter(m for m in logged if not m.startswith(invisible)) == \
+        Counter(m for m in reported if not m.startswith(invisible)), (logged, reported)
+    assert Counter(m for m in reported if m.startswith(invisible)) <= Counter(logged), (logged, reported)
     # And the router still routes to the worker it lost and got back sixty times.
     before = len(pd_router["prefill_requests"].read_text().splitlines()) if pd_router["prefill_requests"].exists() else 0
     status, answer = post_json(pd_router["base"] + "/generate", {"text": "ping", "sampling_params": {"max_new_tokens": 4}})
     assert status == 200 and answer.get("text"), (status, answer)
     wait_for("the prefill worker's share of that request",
              lambda: len(pd_router["prefill_requests"].read_text().splitlines()) == before + 1, seconds=30)
-    print(f"{len(results)} changes, {len(reported)} router-side job failures reported and handled")
+    print(f"{len(results)} changes; router job failures: {len(logged)} logged, {len(reported)} reported and handled")
 
 
 def test_nothing_to_do_is_not_a_change(pd_router) -> None:
