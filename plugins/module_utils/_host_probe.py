@@ -2,7 +2,7 @@
 # Apache License 2.0
 """Read-only observation of one host for the preflight / doctor checks and NPU facts.
 
-Standard library only, no Ansible import; runs inside the modules on the managed host.  It
+The standard library and ansible.module_utils only; runs inside the modules on the managed host.  It
 looks and never changes anything: ``npu-smi info``, install-info files, ``stat`` of paths, the
 interfaces' addresses, listening TCP sockets (``/proc/net/tcp*``), systemd unit states, a
 route lookup and one TCP connect per rank-0 endpoint, the server interpreter's
@@ -21,8 +21,10 @@ import shutil
 import socket
 import subprocess
 import urllib.error
-import urllib.request
+from http.client import HTTPException
 from typing import Any, Mapping
+
+from ansible.module_utils.urls import ConnectionError as UrlConnectionError, open_url
 
 from ansible_collections.ascend.sglang.plugins.module_utils._npu_smi import (
     driver_version, parse_install_info, parse_npu_smi_info, toolkit_version,
@@ -272,11 +274,12 @@ def runtime_version(spec: Mapping[str, Any], timeout: float) -> dict[str, Any]:
 
 def http_status(url: str, timeout: float) -> dict[str, Any]:
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as response:  # noqa: S310 (plan URLs, http only)
+        # The plan's own addresses: never through a proxy from the host's *_proxy variables.
+        with open_url(url, timeout=timeout, use_proxy=False) as response:
             return {"status": response.status, "error": None}
     except urllib.error.HTTPError as exc:
         return {"status": exc.code, "error": None}
-    except (urllib.error.URLError, OSError) as exc:
+    except (urllib.error.URLError, OSError, HTTPException, UrlConnectionError) as exc:
         return {"status": None, "error": str(getattr(exc, "reason", exc))}
 
 
