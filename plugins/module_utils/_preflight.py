@@ -322,8 +322,9 @@ def _check_npu(out: _Out, host_plan: Mapping[str, Any], observed: Mapping[str, A
             procs = chip.get("processes") or []
             foreign = [p for p in procs if not _owner_is_ours(p.get("pid"), observed, names)]
             if foreign:
-                listed = ", ".join(f"pid {p['pid']} {p['name']}" + (f" ({p['memory_mb']} MB)" if p.get("memory_mb")
-                                                                       is not None else "") for p in foreign)
+                listed = ", ".join(
+                    f"pid {p['pid']} {p['name']}" + (f" ({p['memory_mb']} MB)" if p.get("memory_mb") is not None else "")
+                    for p in foreign)
                 out.add("device_idle", FAIL, f"{where} held by {listed}", "no process on the device",
                         f"stop it (e.g. `kill {foreign[0]['pid']}`) or move the service to free devices "
                         "(--base-gpu-id)", service=name)

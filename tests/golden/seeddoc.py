@@ -46,6 +46,7 @@ def document(pattern: str) -> Path:
     """The one document matching ``pattern`` (e.g. ``000_*.txt``)."""
     return next(iter(sorted(SEEDS_DIR.glob(pattern))))
 
+
 TITLE_000 = re.compile(
     r"^((?:Deepseek|Qwen)\S* Atlas 800I (A2|A3)-(\d+)Card (PD Separation|PD Mixed) (\S+) (\d+)ms)#$"
 )
@@ -65,7 +66,6 @@ class Section:
     @property
     def reuses_deployment(self) -> bool:
         return "launch_server" not in self.deploy and bool(REUSE_MARK.search(self.deploy))
-
 
 
 def script_parts(deploy: str) -> dict[str, str]:

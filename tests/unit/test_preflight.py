@@ -460,8 +460,8 @@ def test_runtime_installed_by_the_roles_is_not_checked_before_start():
 
     from ansible_collections.ascend.sglang.plugins.module_utils import _preflight as pf
 
-    host_plan = {"services": [{"name": "sglang-mixed-i0-r0", "role": "mixed", "argv": ["/opt/sglang/bin/python3",
-                                                                                    "-m", "sglang.launch_server"]}]}
+    argv = ["/opt/sglang/bin/python3", "-m", "sglang.launch_server"]
+    host_plan = {"services": [{"name": "sglang-mixed-i0-r0", "role": "mixed", "argv": argv}]}
     ctx = pf.Context(releases={"sglang": "0.5.7"}, installed_by_roles=frozenset({"sglang"}))
     assert pf.requirements(host_plan, ctx)["runtimes"] == []
     doctor = _dc.replace(ctx, mode="doctor")

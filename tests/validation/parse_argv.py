@@ -53,8 +53,6 @@ def parse_all(kind: str, argvs: list[list[str]]) -> list[dict]:
     return results
 
 
-
-
 def option_strings(kind: str) -> list[str]:
     """Every long option the release's parser accepts (for profiles/_flags/)."""
     parser = server_parser() if kind == "server" else router_parser()
