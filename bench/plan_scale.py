@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Planner time and memory for fleets of 8, 64, 512 and 4096 hosts (prints figures, asserts nothing).
 
 Usage: .venv/bin/python bench/plan_scale.py [--repeat N]
@@ -20,7 +19,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-import conftest  # noqa: E402,F401  (puts the collection on sys.path)
+import conftest  # noqa: E402,F401  # pylint: disable=unused-import  (puts the collection on sys.path)
 
 from ansible_collections.ascend.sglang.plugins.module_utils._planner import plan  # noqa: E402
 from ansible_collections.ascend.sglang.plugins.module_utils._profile import load_profile  # noqa: E402
@@ -48,13 +47,13 @@ def main() -> None:
     for n in (8, 64, 512, 4096):
         groups, hostvars = fleet(n)
         times = []
-        for _ in range(args.repeat):
+        for _unused in range(args.repeat):
             start = time.perf_counter()
             result = plan(profile, build_inventory(groups, hostvars, {"sglang_model_path": "/m"}))
             times.append((time.perf_counter() - start) * 1000)
         tracemalloc.start()
         result = plan(profile, build_inventory(groups, hostvars, {"sglang_model_path": "/m"}))
-        _, peak = tracemalloc.get_traced_memory()
+        _unused, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
         services = sum(len(h.services) for h in result.hosts.values())
         size = len(json.dumps(result.as_dict())) / 1024

@@ -106,12 +106,13 @@ mkdir -p "$WHEELHOUSE/bench"
 if ! ls "$WHEELHOUSE"/bench/sglang-"$BENCH_RELEASE"-*.whl >/dev/null 2>&1; then
   log "downloading the benchmark client (sglang==$BENCH_RELEASE without dependencies, $BENCH_DEPS)"
   # shellcheck disable=SC2086
-  "$VENV/bin/pip" download --quiet --disable-pip-version-check --dest "$WHEELHOUSE/bench" \
-    --only-binary=:all: --python-version "$CONTAINER_PYTHON" --implementation cp \
-    --abi "cp${CONTAINER_PYTHON/./}" --abi abi3 --abi none $BENCH_DEPS >"$CACHE/pip-download-bench.log" 2>&1 \
-    && "$VENV/bin/pip" download --quiet --disable-pip-version-check --dest "$WHEELHOUSE/bench" --no-deps \
-      --only-binary=:all: "sglang==$BENCH_RELEASE" >>"$CACHE/pip-download-bench.log" 2>&1 \
-    || { grep -v '^WARNING: Location' "$CACHE/pip-download-bench.log" >&2; rm -f "$WHEELHOUSE"/bench/sglang-*.whl; exit 1; }
+  if ! { "$VENV/bin/pip" download --quiet --disable-pip-version-check --dest "$WHEELHOUSE/bench" \
+           --only-binary=:all: --python-version "$CONTAINER_PYTHON" --implementation cp \
+           --abi "cp${CONTAINER_PYTHON/./}" --abi abi3 --abi none $BENCH_DEPS >"$CACHE/pip-download-bench.log" 2>&1 \
+         && "$VENV/bin/pip" download --quiet --disable-pip-version-check --dest "$WHEELHOUSE/bench" --no-deps \
+           --only-binary=:all: "sglang==$BENCH_RELEASE" >>"$CACHE/pip-download-bench.log" 2>&1; }; then
+    grep -v '^WARNING: Location' "$CACHE/pip-download-bench.log" >&2; rm -f "$WHEELHOUSE"/bench/sglang-*.whl; exit 1
+  fi
 fi
 export SGLANG_MOLECULE_BENCH_RELEASE=$BENCH_RELEASE
 # One stand-in wheel per SGLang release a profile can target, versioned <release>+standin: preflight

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Profile index: prints README's profile table and (re)writes one playbook per profile.
 
   .venv/bin/python scripts/profiles.py table            # markdown table for README.md
@@ -13,7 +12,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-import conftest  # noqa: E402,F401  (puts the collection on sys.path)
+import conftest  # noqa: E402,F401  # pylint: disable=unused-import  (puts the collection on sys.path)
 
 from ansible_collections.ascend.sglang.plugins.module_utils._profile import (  # noqa: E402
     Profile, _read_yaml, available_profiles, load_profile, profiles_dir,
@@ -116,7 +115,7 @@ def playbooks() -> dict[Path, str]:
 
 def readme_with_table(text: str) -> str:
     head, rest = text.split(TABLE_BEGIN, 1)
-    _, tail = rest.split(TABLE_END, 1)
+    _unused, tail = rest.split(TABLE_END, 1)
     return f"{head}{TABLE_BEGIN}\n{table()}\n{TABLE_END}{tail}"
 
 

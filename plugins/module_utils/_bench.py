@@ -207,7 +207,7 @@ def apply_overrides(argv: Sequence[str], overrides: Mapping[str, Any] | None, py
             flags = [(f, v) for f, v in flags if f != flag]
             continue
         values = [] if value is True else [str(v) for v in value] if isinstance(value, (list, tuple)) else [str(value)]
-        if any(f == flag for f, _ in flags):
+        if any(f == flag for f, _unused in flags):
             flags = [(f, values if f == flag else v) for f, v in flags]
         else:
             flags.append((flag, values))
@@ -219,7 +219,7 @@ def apply_overrides(argv: Sequence[str], overrides: Mapping[str, Any] | None, py
 
 def flag_value(argv: Sequence[str], flag: str) -> str | None:
     """The (first) value of ``flag`` in ``argv``, or None."""
-    _, flags = _split(argv)
+    _unused, flags = _split(argv)
     for name, values in flags:
         if name == flag:
             return values[0] if values else ""

@@ -49,8 +49,9 @@ VERSION_SNIPPET = "import importlib.metadata as m, sys; print(m.version(sys.argv
 
 def run(argv: list[str], timeout: float = 30, env: Mapping[str, str] | None = None) -> tuple[int, str, str]:
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=dict(env) if env else None,
-                              check=False)
+        # Not AnsibleModule.run_command: these helpers take no module object, and every call needs a timeout.
+        proc = subprocess.run(  # pylint: disable=ansible-bad-function
+            argv, capture_output=True, text=True, timeout=timeout, env=dict(env) if env else None, check=False)
         return proc.returncode, proc.stdout, proc.stderr
     except FileNotFoundError as exc:
         return 127, "", str(exc)
@@ -126,21 +127,21 @@ def observe_nics() -> dict[str, list[str]] | None:
     """Interface name -> addresses (``ip -o addr``; falls back to the interface list alone)."""
     ip = which("ip")
     if ip:
-        rc, out, _ = run([ip, "-o", "addr", "show"], timeout=10)
+        rc, out, _unused = run([ip, "-o", "addr", "show"], timeout=10)
         if rc == 0:
             nics: dict[str, list[str]] = {}
             for line in out.splitlines():
                 match = re.match(r"\d+:\s+(\S+?)(?:@\S+)?\s+(inet6?)\s+([^\s/]+)", line)
                 if match:
                     nics.setdefault(match.group(1), []).append(match.group(3))
-            rc, out, _ = run([ip, "-o", "link", "show"], timeout=10)
+            rc, out, _unused = run([ip, "-o", "link", "show"], timeout=10)
             for line in out.splitlines() if rc == 0 else []:
                 match = re.match(r"\d+:\s+([^:@\s]+)", line)
                 if match:
                     nics.setdefault(match.group(1), [])
             return nics
     try:
-        return {name: [] for _, name in socket.if_nameindex()}
+        return {name: [] for _unused, name in socket.if_nameindex()}
     except OSError:
         return None
 
@@ -169,7 +170,7 @@ def observe_listeners(ports: list[int]) -> list[dict[str, Any]] | None:
             parts = line.split()
             if len(parts) < 10 or parts[3] != "0A":
                 continue
-            addr, _, port_hex = parts[1].partition(":")
+            addr, _unused, port_hex = parts[1].partition(":")
             port = int(port_hex, 16)
             if port in wanted:
                 found.append({"address": _hex_addr(addr), "port": port, "inode": parts[9], "pids": []})
@@ -211,7 +212,7 @@ def observe_units(names: list[str]) -> dict[str, dict[str, str]]:
         return {}
     units: dict[str, dict[str, str]] = {}
     for name in names:
-        rc, out, _ = run([systemctl, "show", f"{name}.service", "-p", "LoadState", "-p", "ActiveState",
+        rc, out, _unused = run([systemctl, "show", f"{name}.service", "-p", "LoadState", "-p", "ActiveState",
                           "-p", "SubState"], timeout=10)
         if rc != 0:
             continue

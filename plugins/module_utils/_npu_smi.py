@@ -192,7 +192,7 @@ def parse_install_info(text: str) -> dict[str, str]:
     values: dict[str, str] = {}
     for line in text.splitlines():
         if "=" in line:
-            key, _, value = line.partition("=")
+            key, _unused, value = line.partition("=")
             if key.strip():
                 values.setdefault(key.strip(), value.strip())
     return values

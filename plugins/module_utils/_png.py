@@ -55,7 +55,7 @@ FONT = {ch: [rows[i * 5:(i + 1) * 5] for i in range(7)] for ch, rows in _FONT_RO
 class Canvas:
     def __init__(self, width: int, height: int, background: RGB = WHITE) -> None:
         self.width, self.height = width, height
-        self.rows = [bytearray(bytes(background) * width) for _ in range(height)]
+        self.rows = [bytearray(bytes(background) * width) for _unused in range(height)]
 
     def rect(self, x0: int, y0: int, x1: int, y1: int, color: RGB) -> None:
         """Fill [x0, x1) x [y0, y1), clipped to the canvas."""

@@ -207,12 +207,12 @@ def requirements(host_plan: Mapping[str, Any], ctx: Context) -> dict[str, Any]:
     health: list[dict[str, str]] = []
     for svc in _services(host_plan):
         units.append(str(svc.get("name")))
-        for path, kind, _ in _model_paths(svc):
+        for path, kind, _unused in _model_paths(svc):
             paths[path] = kind
-        for _, nic in _multi_node_nics(svc):
+        for _unused, nic in _multi_node_nics(svc):
             nics.add(nic)
         ports.extend(int(p) for p in (svc.get("listens") or {}).values())
-        for address, port, _ in _peer_targets(svc):
+        for address, port, _unused in _peer_targets(svc):
             probes[f"{address}:{port}"] = {"address": address, "port": port}
         runtime = _runtime(svc, host_plan, ctx)
         if runtime and runtime["key"] not in runtimes and not _installed_later(runtime, ctx):
@@ -440,7 +440,7 @@ def _check_nics(out: _Out, host_plan: Mapping[str, Any], observed: Mapping[str, 
         address = str(svc.get("host") or "")
         # A name counts as carried when one of the addresses it resolves to on this host is.
         candidates = [address] + list((observed.get("resolved") or {}).get(address) or [])
-        for nic in sorted({n for _, n in pairs}):
+        for nic in sorted({n for _unused, n in pairs}):
             variables = "/".join(v for v, n in pairs if n == nic)
             if nics is None:
                 out.add("nic", WARN, "interfaces not readable", f"{nic} carrying {address}",
@@ -682,7 +682,7 @@ def render_table(findings: Iterable[Finding], include_ok: bool = False,
         rows.append([f.severity.upper(), f.host, check, f.found, f.expected, f.fix])
     if not rows:
         return ["(no findings)"]
-    header = [title for _, title in COLUMNS]
+    header = [title for _unused, title in COLUMNS]
     cols = [min(limit, max(len(header[i]), *(len(r[i]) for r in rows))) for i, limit in enumerate(widths)]
     line = "+-" + "-+-".join("-" * w for w in cols) + "-+"
 

@@ -71,7 +71,7 @@ class Section:
 def script_parts(deploy: str) -> dict[str, str]:
     """One script, or 'prefill'/'decode' scripts where the document splits them."""
     if "Deploy Prefill Instance" in deploy:
-        _, rest = deploy.split("Deploy Prefill Instance", 1)
+        _unused, rest = deploy.split("Deploy Prefill Instance", 1)
         prefill, decode = rest.split("Deploy Decode Instance", 1)
         return {"prefill": prefill, "decode": decode}
     return {"all": deploy}
@@ -260,13 +260,13 @@ def run_script(script: str, host_ip: str) -> HostRun:
         (out / "script.sh").write_text(_PRELUDE + "\n" + script + "\n", encoding="utf-8")
         env = {"PATH": "/usr/bin:/bin", "HOME": tmp, "__OUT": tmp, "__HOST_IP": host_ip}
         proc = subprocess.run(["bash", "--noprofile", "--norc", str(out / "script.sh")], env=env, cwd=tmp,
-                              capture_output=True, text=True, timeout=60)
+                              capture_output=True, text=True, timeout=60, check=False)
         if proc.returncode != 0:
             raise RuntimeError(f"seed script failed on {host_ip}: {proc.stderr[-2000:]}")
         baseline = _read_env(out / "baseline")
         launches = []
         for d in sorted(out.glob("launch.*"), key=lambda p: int(p.suffix[1:])):
-            argv = [a for a in (d / "argv").read_bytes().decode().split("\0")][:-1]
+            argv = (d / "argv").read_bytes().decode().split("\0")[:-1]
             if len(argv) < 2 or argv[0] != "-m":
                 raise RuntimeError(f"unexpected python invocation {argv!r}")
             env_now = _read_env(d / "env")

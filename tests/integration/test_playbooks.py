@@ -25,7 +25,7 @@ pytestmark = pytest.mark.ansible
 def ansible(*args: str, cwd: Path = ROOT, check: bool = True) -> subprocess.CompletedProcess:
     env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0", ANSIBLE_RETRY_FILES_ENABLED="0")
     proc = subprocess.run([str(BIN / args[0]), *args[1:]], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=600)
+                          timeout=600, check=False)
     if check and proc.returncode != 0:
         raise AssertionError(f"{' '.join(args)} failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
     return proc
@@ -93,13 +93,13 @@ def test_render_writes_the_plan(inventory: str, rendered) -> None:
 
 
 def test_second_render_changes_nothing(rendered) -> None:
-    out, _ = rendered("example")
+    out, _unused = rendered("example")
     second = render(ROOT / "inventories" / "example", out)
     assert recap_changed(second.stdout) == 0, second.stdout[-3000:]
 
 
 def test_example_render_matches_the_documented_pd32_layout(rendered) -> None:
-    out, _ = rendered("example")
+    out, _unused = rendered("example")
     records = {p.relative_to(out).as_posix(): json.loads(p.read_text()) for p in out.rglob("*.json")}
     d0 = records["a3-decode-0/sglang-decode-i0-r0.json"]["argv"]
     d1 = records["a3-decode-1/sglang-decode-i0-r1.json"]["argv"]

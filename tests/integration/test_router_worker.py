@@ -148,7 +148,7 @@ def run_module(args: dict, check: bool = False) -> dict:
                ANSIBLE_STDOUT_CALLBACK="ansible.builtin.minimal", NO_PROXY="*", no_proxy="*")
     proc = subprocess.run([str(BIN / "ansible"), "localhost", "-c", "local", "-m", "ascend.sglang.sglang_router_worker",
                            "-a", json.dumps(args)] + (["--check"] if check else []), cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=300, check=False)
     head, sep, body = proc.stdout[proc.stdout.rfind("localhost | "):].partition(" => ")
     assert sep and head.startswith("localhost |"), f"unexpected ansible output: {proc.stdout[-2000:]}{proc.stderr[-2000:]}"
     result = json.loads(body)
@@ -174,7 +174,7 @@ def test_out_and_back_in_repeatedly(pd_router, tmp_path) -> None:
         ]}]))
     env = dict(os.environ, ANSIBLE_NOCOLOR="1", NO_PROXY="*", no_proxy="*")
     proc = subprocess.run([str(BIN / "ansible-playbook"), "-i", "localhost,", str(tmp_path / "cycle.yml")], cwd=ROOT,
-                          env=env, capture_output=True, text=True, timeout=1800)
+                          env=env, capture_output=True, text=True, timeout=1800, check=False)
     log = pd_router["log"]
     assert proc.returncode == 0, proc.stdout[-4000:] + log.read_text(errors="replace")[-3000:]
     results = json.loads(out.read_text())

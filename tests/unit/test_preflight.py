@@ -8,7 +8,6 @@ ports, rank-0 reachability, runtime release; and the aggregated table.
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 
 import pytest
@@ -96,13 +95,13 @@ def only(findings, check):
 # ------------------------------------------------------------------ plan-derived requirements
 
 def test_service_devices_counts_tp_per_node_from_base_gpu_id(pd32, a2mixed):
-    _, p = pd32
+    _unused, p = pd32
     decode = p["hosts"]["decode1"]["services"][0]
     prefill = p["hosts"]["prefill0"]["services"][0]
     assert service_devices(decode) == list(range(16))     # --tp-size 32 over 2 nodes
     assert service_devices(prefill) == list(range(16))    # --tp-size 16, one node
     assert service_devices(p["hosts"]["router0"]["services"][0]) == []
-    _, q = a2mixed
+    _unused, q = a2mixed
     assert service_devices(q["hosts"]["mixed0"]["services"][0]) == [4, 5, 6, 7]  # --base-gpu-id 4, --tp-size 4
     assert service_devices({"role": "mixed", "nnodes": 1, "argv": ["python3", "--tp-size=2", "--base-gpu-id=6"]}) == [6, 7]
 

@@ -29,7 +29,7 @@ def parse(kind: str, release: str, argvs: list[list[str]], options: bool = False
         env = dict(os.environ)
     env.pop("PYTHONHOME", None)
     proc = subprocess.run([str(python), str(SCRIPT)], input=json.dumps({"kind": kind, "argvs": argvs, "options": options}),
-                          capture_output=True, text=True, env=env, timeout=300)
+                          capture_output=True, text=True, env=env, timeout=300, check=False)
     if proc.returncode != 0:
         raise RuntimeError(f"{kind} parser {release} failed to run:\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout)

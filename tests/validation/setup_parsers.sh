@@ -8,7 +8,7 @@ cd "$(dirname "$0")/../.."
 CACHE=.cache/parsers
 RELEASES_SGLANG=${RELEASES_SGLANG:-"$(.venv/bin/python tests/validation/releases.py sglang)"}
 RELEASES_ROUTER=${RELEASES_ROUTER:-"$(.venv/bin/python tests/validation/releases.py sglang_router)"}
-PIP="--quiet --disable-pip-version-check"
+PIP=(--quiet --disable-pip-version-check)
 mkdir -p "$CACHE"
 
 # torch 2.13.0 has a CPU wheel for the machine's Python 3.11; an unpinned torch would pull CUDA.
@@ -18,7 +18,7 @@ if [ ! -x "$CACHE/base/bin/python" ]; then
 fi
 if ! "$CACHE/base/bin/python" -c 'import torch, triton, transformers, fastapi' 2>/dev/null; then
   echo "parsers: installing the shared import environment (torch 2.13.0 CPU, triton, transformers 4.57.1, ...)"
-  "$CACHE/base/bin/pip" install $PIP torch==2.13.0 triton==3.5.0 transformers==4.57.1 numpy tqdm pybase64 requests \
+  "$CACHE/base/bin/pip" install "${PIP[@]}" torch==2.13.0 triton==3.5.0 transformers==4.57.1 numpy tqdm pybase64 requests \
     IPython pydantic aiohttp orjson safetensors pyzmq fastapi starlette packaging pillow openai \
     partial_json_parser huggingface_hub dill sentencepiece uvloop psutil setproctitle msgspec
 fi
@@ -30,12 +30,13 @@ for rel in $RELEASES_SGLANG; do
   if [ ! -f "$CACHE/sglang-$rel/.complete" ]; then
     echo "parsers: sglang $rel"
     rm -rf "$CACHE/sglang-$rel"
-    "$CACHE/base/bin/pip" install $PIP --no-deps --target "$CACHE/sglang-$rel" "sglang==$rel"
+    "$CACHE/base/bin/pip" install "${PIP[@]}" --no-deps --target "$CACHE/sglang-$rel" "sglang==$rel"
     # A release pinning other transformers/tokenizers than the shared environment gets its own copy.
     pins=$(grep -hE '^Requires-Dist: (transformers|tokenizers)==' "$CACHE/sglang-$rel"/sglang-*.dist-info/METADATA \
            | sed 's/^Requires-Dist: //; s/ *;.*//' | grep -v '^transformers==4.57.1$' || true)
     if [ -n "$pins" ] && ! echo "$pins" | grep -q '^tokenizers==0.22'; then
-      "$CACHE/base/bin/pip" install $PIP --target "$CACHE/deps-$rel" $pins
+      mapfile -t pin_list <<<"$pins"
+      "$CACHE/base/bin/pip" install "${PIP[@]}" --target "$CACHE/deps-$rel" "${pin_list[@]}"
     fi
     touch "$CACHE/sglang-$rel/.complete"
   fi
@@ -44,7 +45,7 @@ for rel in $RELEASES_ROUTER; do
   if [ ! -x "$CACHE/router-$rel/bin/python" ] || ! "$CACHE/router-$rel/bin/python" -c 'import sglang_router' 2>/dev/null; then
     echo "parsers: sglang-router $rel"
     "$py" -m venv "$CACHE/router-$rel"
-    "$CACHE/router-$rel/bin/pip" install $PIP "sglang-router==$rel"
+    "$CACHE/router-$rel/bin/pip" install "${PIP[@]}" "sglang-router==$rel"
   fi
 done
 echo "parsers: ready in $CACHE"

@@ -45,11 +45,11 @@ def _parse_everything_once():
         for release in table.releases:
             if release in plan.supported_releases["sglang"]:
                 wanted.setdefault(("server", release), []).extend(
-                    argv for _, argv in commands(rendered(pid, release), router=False))
+                    argv for _unused, argv in commands(rendered(pid, release), router=False))
         first = table.releases.index(plan.supported_releases["sglang"][0])
         if first:
             wanted.setdefault(("server", table.releases[first - 1]), []).extend(
-                argv for _, argv in commands(plan, router=False))
+                argv for _unused, argv in commands(plan, router=False))
     for change in table.changes:
         old, new = change_probes(change)
         for release in table.releases:
@@ -138,7 +138,7 @@ def test_target_release_is_the_oldest_that_accepts_the_profile(pid: str) -> None
     # The release right before the oldest supported one must really reject the commands.
     previous = older[-1]
     need("server", previous)
-    argvs = [argv for _, argv in commands(plan, router=False)]
+    argvs = [argv for _unused, argv in commands(plan, router=False)]
     assert not all(r["ok"] for r in parsers.parsed("server", previous, argvs)), (
         f"{previous} accepts {pid}: the 'added' table in profiles/_releases.yml claims otherwise")
 
@@ -162,7 +162,7 @@ def test_every_recorded_flag_change_is_real(change) -> None:
 ACCEPTED_BY = {"decode_round_robin": {"0.5.7"}}
 
 
-@pytest.mark.parametrize("argv", MISTAKES, ids=lambda a: " ".join(a))
+@pytest.mark.parametrize("argv", MISTAKES, ids=" ".join)
 def test_documented_mistakes_are_rejected(argv: list[str]) -> None:
     """The deviations recorded for these are needed: the releases reject the documented text."""
     for release in TABLES["sglang"].releases:
