@@ -10,8 +10,11 @@ class ModuleDocFragment:
     CONTROLLER = r"""
 attributes:
   check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   action:
+    description: Indicates this has a corresponding action plugin so some parts of the options can be executed on
+      the controller.
     support: full
 """
 
@@ -19,5 +22,6 @@ attributes:
     HOST = r"""
 attributes:
   check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
 """

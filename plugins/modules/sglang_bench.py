@@ -49,7 +49,7 @@ options:
 extends_documentation_fragment:
   - ascend.sglang.attributes.host
 author:
-  - ascend.sglang contributors
+  - ascend.sglang maintainers (!UNKNOWN)
 """
 
 EXAMPLES = r"""
@@ -110,7 +110,7 @@ def main():
             "argv": {"type": "list", "elements": "str", "required": True},
             "overrides": {"type": "dict", "default": {}},
             "python": {"type": "str"},
-            "tokenizer": {"type": "str"},
+            "tokenizer": {"type": "str", "no_log": False},  # a directory, not a secret
             "model": {"type": "str"},
             "timeout": {"type": "int", "default": 7200},
             "environment": {"type": "dict", "default": {}},
@@ -133,7 +133,9 @@ def main():
     start = time.monotonic()
     try:
         # An argv list, no shell: nothing of the profile or the overrides is interpreted by a shell.
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=p["timeout"], env=env, check=False)
+        # Not module.run_command: the benchmark must be killed after p["timeout"] seconds.
+        proc = subprocess.run(  # pylint: disable=ansible-bad-function
+            argv, capture_output=True, text=True, timeout=p["timeout"], env=env, check=False)
         result.update(rc=proc.returncode, stdout=proc.stdout, stderr=proc.stderr)
     except subprocess.TimeoutExpired as exc:
         out = exc.stdout.decode("utf-8", "replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")

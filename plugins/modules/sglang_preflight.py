@@ -76,8 +76,10 @@ extends_documentation_fragment:
   - ascend.sglang.npu_paths
 attributes:
   check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
 notes:
   - "Rank-0 reachability before start: nothing listens on the dist-init or store port yet, so the probe is a plain
@@ -89,7 +91,7 @@ notes:
     finding, so the check passes on a second run against a running cluster.
   - C(npu-smi) and the port holders in C(/proc/*/fd) need root for full answers; run with C(become).
 author:
-  - ascend.sglang contributors
+  - ascend.sglang maintainers (!UNKNOWN)
 """
 
 EXAMPLES = r"""
