@@ -213,7 +213,7 @@ def observe_units(names: list[str]) -> dict[str, dict[str, str]]:
     units: dict[str, dict[str, str]] = {}
     for name in names:
         rc, out, _unused = run([systemctl, "show", f"{name}.service", "-p", "LoadState", "-p", "ActiveState",
-                          "-p", "SubState"], timeout=10)
+                                "-p", "SubState"], timeout=10)
         if rc != 0:
             continue
         values = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
