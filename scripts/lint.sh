@@ -13,7 +13,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 ROOT=$PWD
-TOOLS=$ROOT/.cache/lint
+TOOLS=${SGLANG_LINT_TOOLS:-$ROOT/.cache/lint}   # where its venvs live
 LINT_PINS="ansible-lint==26.10.1 ansible-core==2.21.5"
 SANITY_PINS="ansible-core==2.21.5"
 PROFILE=deepseek_r1_pd32
