@@ -19,7 +19,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-import conftest  # noqa: E402,F401  # pylint: disable=unused-import  (puts the collection on sys.path)
+import conftest  # noqa: E402,F401  (puts the collection on sys.path)  # pylint: disable=unused-import
 
 from ansible_collections.ascend.sglang.plugins.module_utils._planner import plan  # noqa: E402
 from ansible_collections.ascend.sglang.plugins.module_utils._profile import load_profile  # noqa: E402

@@ -12,7 +12,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-import conftest  # noqa: E402,F401  # pylint: disable=unused-import  (puts the collection on sys.path)
+import conftest  # noqa: E402,F401  (puts the collection on sys.path)  # pylint: disable=unused-import
 
 from ansible_collections.ascend.sglang.plugins.module_utils._profile import (  # noqa: E402
     Profile, _read_yaml, available_profiles, load_profile, profiles_dir,

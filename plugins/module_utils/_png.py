@@ -129,16 +129,16 @@ def bench_chart(title: str, comparison: Sequence[Mapping[str, Any]], verdict_lin
         gx = 16 + i * slot
         measured, published = row.get("measured"), row.get("published")
         peak = max(v for v in (measured, published, 1e-12) if v is not None)
-        bar = max(8, min(48, slot // 3))
+        bar_w = max(8, min(48, slot // 3))
         for j, (value, color) in enumerate(((measured, MEASURED), (published, PUBLISHED))):
-            bx = gx + slot // 2 - bar - 2 + j * (bar + 4)
+            bx = gx + slot // 2 - bar_w - 2 + j * (bar_w + 4)
             if value is None:
-                c.text(bx + bar // 2 - 8, base - 12, "N/A", GREY)
+                c.text(bx + bar_w // 2 - 8, base - 12, "N/A", GREY)
                 continue
             h = int((base - top - 16) * value / peak) if peak > 0 else 0
-            c.rect(bx, base - h, bx + bar, base, color)
+            c.rect(bx, base - h, bx + bar_w, base, color)
             label = _short(value)
-            c.text(bx + bar // 2 - text_width(label) // 2, base - h - 11, label)
+            c.text(bx + bar_w // 2 - text_width(label) // 2, base - h - 11, label)
         name = str(row.get("label", row.get("figure", "")))
         unit = str(row.get("unit", ""))
         for k, line in enumerate((name, unit)):

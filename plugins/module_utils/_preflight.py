@@ -568,7 +568,7 @@ def _check_runtimes(out: _Out, host_plan: Mapping[str, Any], observed: Mapping[s
                     f"install {runtime['package']}=={expected_release} for that interpreter"
                     + (" (checked with the CANN environment sourced, as the launcher runs it)"
                        if runtime["sources"] else "")
-                    + f", or point {var.split(' / ')[0]} at the interpreter that has it",
+                    + f", or point {var.split(' / ', maxsplit=1)[0]} at the interpreter that has it",
                     service=str(svc.get("name")))
         elif expected_release and normalize_release(version) != normalize_release(expected_release):
             out.add("runtime", FAIL, f"{runtime['package']} {version} ({runtime['python']})", what,

@@ -102,9 +102,9 @@ def test_overrides_need_full_flag_names(bad: str) -> None:
         apply_overrides(ARGV, {bad: 1})
 
 
-def verdict_for(text: str, argv=ARGV, profile_id="deepseek_r1_a3_32c_pd_3k5_1k5_50ms", tolerance=0.10):
+def verdict_for(text: str, argv=tuple(ARGV), profile_id="deepseek_r1_a3_32c_pd_3k5_1k5_50ms", tolerance=0.10):
     profile = load_profile(profile_id)
-    return evaluate(parse_result(text), argv=argv, cards=profile.cards, tpot_target_ms=profile.tpot_target_ms,
+    return evaluate(parse_result(text), argv=list(argv), cards=profile.cards, tpot_target_ms=profile.tpot_target_ms,
                     published=profile.published.get("figures"), tolerance=tolerance)
 
 

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parent)]
-import conftest  # noqa: E402,F401  # pylint: disable=unused-import  (puts the collection on sys.path)
+import conftest  # noqa: E402,F401  (puts the collection on sys.path)  # pylint: disable=unused-import
 import parsers  # noqa: E402
 from ansible_collections.ascend.sglang.plugins.module_utils._releases import load_release_tables  # noqa: E402
 
