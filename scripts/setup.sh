@@ -37,4 +37,4 @@ fi
 
 mkdir -p .collections/ansible_collections/ascend
 ln -sfn "$ROOT" .collections/ansible_collections/ascend/sglang
-echo "setup: ok ($(.venv/bin/ansible --version | head -n 1))"
+echo "setup: ok ($(.venv/bin/ansible --version | sed -n 1p))"
