@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping
 
+from ansible_collections.ascend.sglang.plugins.module_utils import _contract as contract
 from ansible_collections.ascend.sglang.plugins.module_utils._errors import Collector
 from ansible_collections.ascend.sglang.plugins.module_utils._profile import (
     EXPANDING, FROM_INVENTORY, NODE_DEVICES, PLACEHOLDER, ArgValue, CannEnv, Profile, RoleSpec,
@@ -94,8 +95,11 @@ COMPUTED_HINT = {
 }
 
 
-def _fill(text: str, values: Mapping[str, Any]) -> str:
-    return PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), text)
+def _fill(text: Any, values: Mapping[str, Any]) -> str:
+    """Fill the profile's {placeholders}; a user value (contract.Literal) is taken as it is."""
+    if isinstance(text, contract.Literal):
+        return str.__str__(text)
+    return PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), str(text))
 
 
 def render_args(args: Mapping[str, ArgValue], values: Mapping[str, Any],
@@ -107,10 +111,10 @@ def render_args(args: Mapping[str, ArgValue], values: Mapping[str, Any],
             argv.append(flag)
         elif isinstance(value, list):
             argv.append(flag)
-            argv.extend(_fill(str(v), values) for v in value)
+            argv.extend(_fill(v, values) for v in value)
         else:
-            text = str(value)
-            whole = PLACEHOLDER.fullmatch(text)
+            text = value if isinstance(value, contract.Literal) else str(value)
+            whole = None if isinstance(value, contract.Literal) else PLACEHOLDER.fullmatch(text)
             if whole and whole.group(1) in EXPANDING:
                 for group in expansions.get(whole.group(1), []):
                     argv.append(flag)
@@ -121,19 +125,13 @@ def render_args(args: Mapping[str, ArgValue], values: Mapping[str, Any],
 
 
 def _apply_overrides(spec: RoleSpec, overrides: Mapping[str, Any], errors: Collector) -> RoleSpec:
-    """Per-role inventory overrides of flags and env: a value replaces, null removes."""
+    """Per-role inventory overrides of flags and env (already checked by the contract): a value
+    replaces, null removes."""
     role_over = overrides.get(spec.role) or {}
-    if not isinstance(role_over, Mapping):
-        errors.add("must be a mapping with 'args' and/or 'env'", variable=f"sglang_overrides.{spec.role}")
-        return spec
-    unknown = set(role_over) - {"args", "env"}
-    if unknown:
-        errors.add(f"unknown keys {sorted(unknown)} (use 'args' and 'env')", variable=f"sglang_overrides.{spec.role}")
     args = dict(spec.args)
     raw_args = role_over.get("args") or {}
     removed = [f for f, v in raw_args.items() if v is None]
-    kept = parse_args_map({f: v for f, v in raw_args.items() if v is not None},
-                          f"sglang_overrides.{spec.role}.args", errors, "inventory")
+    kept = {f: v for f, v in raw_args.items() if v is not None}
     port, bootstrap = spec.port, spec.bootstrap_port
     for flag, value in list(kept.items()) + [(f, None) for f in removed]:
         current = str(spec.args.get(flag, ""))
@@ -159,10 +157,14 @@ def _apply_overrides(spec: RoleSpec, overrides: Mapping[str, Any], errors: Colle
     env = dict(spec.env)
     for key, value in (role_over.get("env") or {}).items():
         if value is None:
-            env.pop(str(key), None)
+            env.pop(key, None)
         else:
-            env[str(key)] = str(value)
+            env[key] = value
     return dataclasses.replace(spec, args=args, env=env, port=port, bootstrap_port=bootstrap)
+
+
+def _computed_env(spec: RoleSpec) -> set[str]:
+    return {name for name, value in spec.env.items() if PLACEHOLDER.search(str(value))}
 
 
 def _check_devices(profile: Profile, spec: RoleSpec, errors: Collector) -> None:
@@ -209,16 +211,17 @@ def _inventory_values(profile: Profile, inv: Inventory, errors: Collector) -> di
 def plan(profile: Profile, inv: Inventory) -> Plan:
     """Compute every service of the deployment; raises PlanError listing all problems."""
     errors = Collector()
+    errors.findings.extend(inv.findings)
     check_membership(inv, profile.server_roles, errors)
-    overrides = inv.variables.get("sglang_overrides") or {}
-    if not isinstance(overrides, Mapping):
-        errors.add("must be a mapping of role -> {args, env}", variable="sglang_overrides")
-        overrides = {}
-    for role in overrides:
-        if role not in ("prefill", "decode", "mixed", "router"):
-            errors.add(f"unknown role '{role}'", variable=f"sglang_overrides.{role}")
-    specs = {role: _apply_overrides(spec, overrides, errors) for role, spec in profile.roles.items()}
+    contract.check_deployment_vars(inv.variables, errors)
     router_hosts = inv.groups["router"]
+    # The roles this deployment runs (an override of any other is an error, not ignored).
+    scope = {role: role for role in profile.server_roles}
+    if router_hosts:
+        scope["router"] = "router"
+    computed_env = {role: _computed_env(spec) for role, spec in profile.roles.items()}
+    overrides = contract.check_overrides(inv.variables.get("sglang_overrides"), scope, computed_env, errors)
+    specs = {role: _apply_overrides(spec, overrides, errors) for role, spec in profile.roles.items()}
     if profile.deploy_mode == "pd_separation" and not router_hosts:
         errors.add("PD separation needs a router host in front of its prefill and decode instances", group="router")
     if router_hosts and "router" not in specs:
@@ -247,6 +250,9 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
         spec = specs[role]
         for inst in instances[role]:
             bootstrap = spec.bootstrap_port + inst.index if spec.bootstrap_port is not None else None
+            if bootstrap is not None and bootstrap > 65535:
+                errors.add(f"bootstrap port {spec.bootstrap_port} + instance {inst.index} = {bootstrap} is above 65535",
+                           group=role, host=inst.rank0.name, variable=f"sglang_overrides.{role}.args.--disaggregation-bootstrap-port")
             dist_init = f"{inst.rank0.address}:{spec.dist_init_port}" if spec.dist_init_port else None
             for rank, host in enumerate(inst.hosts):
                 values = dict(inv_values)
@@ -311,7 +317,7 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
         hosts.setdefault(name, HostPlan(host_tuning={}, cann={}, services=[]))
         hosts[name].services.append(svc)
 
-    _check_ports(hosts, errors)
+    _check_ports(hosts, inv, errors)
     errors.raise_if_any()
     return Plan(profile=profile.id, title=profile.title, deploy_mode=profile.deploy_mode,
                 releases=releases, supported_releases=supported, release_changes=changes, hosts=hosts,
@@ -328,15 +334,17 @@ def _merge_cann(host: HostPlan, cann: CannEnv) -> None:
     host.cann = merged
 
 
-def _check_ports(hosts: Mapping[str, HostPlan], errors: Collector) -> None:
+def _check_ports(hosts: Mapping[str, HostPlan], inv: Inventory, errors: Collector) -> None:
+    """Ports are per address: two inventory names for one machine share its ports."""
+    used: dict[str, dict[int, str]] = {}
     for name, host in hosts.items():
-        used: dict[int, str] = {}
+        taken = used.setdefault(inv.hosts[name].address_key, {})
         for svc in host.services:
             for what, port in svc.listens.items():
-                if port in used:
-                    errors.add(f"port {port} is used twice: {used[port]} and {svc.name} {what}",
-                               group=svc.role, host=name, variable="port")
-                used.setdefault(port, f"{svc.name} {what}")
+                if port in taken:
+                    errors.add(f"port {port} is used twice on address {inv.hosts[name].address}: {taken[port]} and "
+                               f"{svc.name} {what}", group=svc.role, host=name, variable="port")
+                taken.setdefault(port, f"{svc.name} {what} of host '{name}'")
 
 
 def _render_for_releases(profile: Profile, inv: Inventory, specs: dict[str, RoleSpec],
