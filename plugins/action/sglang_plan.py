@@ -19,6 +19,8 @@ from ansible_collections.ascend.sglang.plugins.module_utils._topology import bui
 DEPLOYMENT_VARS = (
     "sglang_model_path", "sglang_draft_model_path", "sglang_init_expert_location", "sglang_overrides",
     "sglang_release", "sglang_router_release", "sglang_python", "sglang_router_python",
+    # Checked for shape only: the plan keeps the secret flags' names, never their values.
+    "sglang_secrets",
 )
 # Per-host variables the planner reads from hostvars, and the role variables the roles write into
 # files on each host (checked per host: deploy uses each host's own value).

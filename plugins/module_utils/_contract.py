@@ -453,3 +453,37 @@ def check_overrides(raw: Any, scope: Mapping[str, str], computed_env: Mapping[st
                     env[name] = checked
         clean[role] = {"args": args, "env": env}
     return clean
+
+
+# ---- secrets -------------------------------------------------------------------------------------------
+
+def check_secrets(raw: Any, scope: Mapping[str, str], errors: Collector) -> dict[str, list[str]]:
+    """sglang_secrets ({role: {--flag: value}}) -> the secret flag names per role.  The values are checked
+    (non-blank strings without control characters) but never kept, and never shown in a message."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        errors.add(f"must be a mapping of role -> {{--flag: secret}}, got {_type_name(raw)}", variable="sglang_secrets")
+        return {}
+    flags: dict[str, list[str]] = {}
+    for role, body in raw.items():
+        key = f"sglang_secrets.{role}"
+        if role not in scope:
+            errors.add("not a role this deployment runs (" + ", ".join(scope) + ")", variable=key)
+            continue
+        if not isinstance(body, Mapping):
+            errors.add(f"must be a mapping of --flag: secret, got {_type_name(body)}", group=role, variable=key)
+            continue
+        for flag, value in body.items():
+            if not isinstance(flag, str) or not re.fullmatch(r"--[a-z0-9][a-z0-9-]*", flag):
+                errors.add("keys must be full --flag names", group=role, variable=key)
+                continue
+            where = Where(f"{key}.{flag}", role)
+            if not isinstance(value, str):
+                where.add(errors, f"must be a string, got {_type_name(value)} (value not shown)")
+            elif not value.strip() or len(value) > MAX_LEN or CONTROL_RE.search(value):
+                where.add(errors, "must be a non-blank string without control characters, at most "
+                                  f"{MAX_LEN} characters (value not shown)")
+            else:
+                flags.setdefault(role, []).append(flag)
+    return flags

@@ -58,6 +58,8 @@ class Service:
     instance_key: str
     depends_on: list[str]
     listens: dict[str, int]
+    # Flags whose values come from sglang_secrets on the host (a root-only file), never from the plan.
+    secret_flags: list[str] = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass
@@ -233,6 +235,8 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
     inv_values = _inventory_values(profile, inv, errors)
     instances = {role: split_instances(inv, role, specs[role].nnodes, errors) for role in profile.server_roles}
     releases, supported, changes = _render_for_releases(profile, inv, specs, overrides, errors)
+    secret_flags = contract.check_secrets(inv.variables.get("sglang_secrets"), scope, errors)
+    _check_secret_flags(secret_flags, specs, releases, errors)
     errors.raise_if_any()
 
     python = str(inv.variables.get("sglang_python") or "python3")
@@ -278,6 +282,7 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
                     env={k: _fill(v, values) for k, v in spec.env.items()},
                     health_url=f"http://{host.address}:{spec.port}/health" if rank == 0 else None,
                     ready_url=None, instance_key=inst.key, depends_on=[], listens=listens,
+                    secret_flags=list(secret_flags.get(role, [])),
                 )
                 hosts.setdefault(host.name, HostPlan(host_tuning=dict(profile.host_tuning), cann={}, services=[]))
                 _merge_cann(hosts[host.name], spec.cann)
@@ -312,7 +317,7 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
             # The Python mini load balancer has no readiness endpoint; the Rust router does.
             ready_url=None if mini_lb else f"http://{probe}:{router_spec.port}/readiness",
             instance_key=f"router-i{index}", depends_on=list(rank0_names),
-            listens={"http": router_spec.port},
+            listens={"http": router_spec.port}, secret_flags=list(secret_flags.get("router", [])),
         )
         hosts.setdefault(name, HostPlan(host_tuning={}, cann={}, services=[]))
         hosts[name].services.append(svc)
@@ -345,6 +350,23 @@ def _check_ports(hosts: Mapping[str, HostPlan], inv: Inventory, errors: Collecto
                     errors.add(f"port {port} is used twice on address {inv.hosts[name].address}: {taken[port]} and "
                                f"{svc.name} {what}", group=svc.role, host=name, variable="port")
                 taken.setdefault(port, f"{svc.name} {what} of host '{name}'")
+
+
+def _check_secret_flags(secret_flags: Mapping[str, list[str]], specs: Mapping[str, RoleSpec],
+                        releases: Mapping[str, str], errors: Collector) -> None:
+    """A secret flag is an option of the chosen release, and not also given in the clear."""
+    tables = load_release_tables()
+    for role, flags in secret_flags.items():
+        package = "sglang_router" if role == "router" else "sglang"
+        table = tables[package]
+        accepted = table.flags(releases[package]) if table.known(releases.get(package, "")) else None
+        for flag in flags:
+            where = f"sglang_secrets.{role}.{flag}"
+            if accepted is not None and flag not in accepted:
+                errors.add(f"{table.package} {releases[package]} has no option {flag}", group=role, variable=where)
+            if role in specs and flag in specs[role].args:
+                errors.add(f"{flag} is also set in the profile or sglang_overrides: give it in one place",
+                           group=role, variable=where)
 
 
 def _render_for_releases(profile: Profile, inv: Inventory, specs: dict[str, RoleSpec],
