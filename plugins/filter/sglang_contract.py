@@ -63,7 +63,19 @@ def sglang_render_files(plan):
     return paths
 
 
+def sglang_without_env(pairs):
+    """Render mode's (host item, service) pairs with neither the host's services nor the service's environment:
+    loop items are printed with task results (-v, failures), and only the no_log tasks may carry env values."""
+    return [[{"key": host["key"]}, {k: v for k, v in svc.items() if k != "env"}] for host, svc in pairs]
+
+
+def sglang_host_items(hosts):
+    """Render mode's host items (dict2items of plan.hosts) without their services (which hold the environment)."""
+    return [{"key": host, "value": {k: v for k, v in plan.items() if k != "services"}} for host, plan in hosts.items()]
+
+
 class FilterModule:
     def filters(self):
         return {"sglang_no_control": sglang_no_control, "sglang_unit_word": sglang_unit_word,
-                "sglang_env_name": sglang_env_name, "sglang_render_files": sglang_render_files}
+                "sglang_env_name": sglang_env_name, "sglang_render_files": sglang_render_files,
+                "sglang_without_env": sglang_without_env, "sglang_host_items": sglang_host_items}

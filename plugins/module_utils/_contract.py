@@ -281,15 +281,15 @@ class RoleVar:
 # One row per role variable read on the hosts.  Deploy uses each host's own value, render mode
 # hostvars[host].X | default(X): both are checked per host by the plan.  Add new variables here.
 ROLE_VARS: tuple[RoleVar, ...] = (
-    RoleVar("sglang_etc_dir", _unit_path, "launcher (sources cann_env.sh and the env file), file paths"),
+    RoleVar("sglang_etc_dir", _path, "launcher (sources cann_env.sh and the env file), file paths"),
     RoleVar("sglang_libexec_dir", _unit_path, "unit ExecStart="),
-    RoleVar("sglang_systemd_dir", _unit_path, "unit file path"),
-    RoleVar("sglang_sysctl_dir", _unit_path, "sysctl file path"),
+    RoleVar("sglang_systemd_dir", _path, "unit file path"),
+    RoleVar("sglang_sysctl_dir", _path, "sysctl file path"),
     RoleVar("sglang_cpu_sysfs_dir", _path, "governor sysfs path"),
-    RoleVar("sglang_server_venv", _unit_path, "virtualenv path"),
-    RoleVar("sglang_router_venv", _unit_path, "virtualenv path"),
-    RoleVar("sglang_server_wheelhouse_dest", _unit_path, "pip --find-links"),
-    RoleVar("sglang_router_wheelhouse_dest", _unit_path, "pip --find-links"),
+    RoleVar("sglang_server_venv", _path, "virtualenv path"),
+    RoleVar("sglang_router_venv", _path, "virtualenv path"),
+    RoleVar("sglang_server_wheelhouse_dest", _path, "pip --find-links"),
+    RoleVar("sglang_router_wheelhouse_dest", _path, "pip --find-links"),
     RoleVar("sglang_restart_sec", _int_range(0, 3600), "unit RestartSec="),
     RoleVar("sglang_timeout_stop_sec", _int_range(1, 86400), "unit TimeoutStopSec="),
     RoleVar("sglang_limit_nofile", _int_range(1, 1073741816), "unit LimitNOFILE="),
