@@ -194,3 +194,33 @@ def test_loopback_is_fine_for_a_single_node_instance_but_not_for_rank_0_of_two()
                                       "m1": {"sglang_host_ip": "10.0.0.2", "sglang_nic": "ib0"}},
             {"sglang_model_path": "/m"}))
     assert [(f.host, f.variable) for f in exc.value.findings] == [("m0", "sglang_host_ip")]
+
+
+def test_secrets_reach_the_plan_as_flag_names_only():
+    profile = load_profile(MIXED_1NODE)
+    inv = build_inventory({"mixed": ["m0"], "router": ["r0"]},
+                          {"m0": {"sglang_host_ip": "10.0.0.1"}, "r0": {"sglang_host_ip": "10.0.0.2"}},
+                          {"sglang_model_path": "/m", "sglang_draft_model_path": "/d",
+                           "sglang_secrets": {"mixed": {"--api-key": "hunter2"}, "router": {"--api-key": "hunter3"}}})
+    p = plan(profile, inv)
+    assert "hunter" not in repr(p.as_dict())
+    assert [s.secret_flags for h in p.hosts.values() for s in h.services] == [["--api-key"], ["--api-key"]]
+    assert all("--api-key" not in s.argv for h in p.hosts.values() for s in h.services)
+
+
+@pytest.mark.parametrize("secrets, variable", [
+    ({"prefill": {"--api-key": "k"}}, "sglang_secrets.prefill"),
+    ({"mixed": {"--api-key": ""}}, "sglang_secrets.mixed.--api-key"),
+    ({"mixed": {"--api-key": ["k"]}}, "sglang_secrets.mixed.--api-key"),
+    ({"mixed": {"api-key": "k"}}, "sglang_secrets.mixed"),
+    ({"mixed": {"--no-such-flag": "k"}}, "sglang_secrets.mixed.--no-such-flag"),
+    ({"mixed": ["--api-key"]}, "sglang_secrets.mixed"),
+    (["k"], "sglang_secrets"),
+])
+def test_bad_secrets_are_named_without_their_value(secrets, variable):
+    inv = build_inventory({"mixed": ["m0"]}, {"m0": {"sglang_host_ip": "10.0.0.1"}},
+                          {"sglang_model_path": "/m", "sglang_draft_model_path": "/d", "sglang_secrets": secrets})
+    with pytest.raises(PlanError) as exc:
+        plan(load_profile(MIXED_1NODE), inv)
+    assert [f.variable for f in exc.value.findings] == [variable]
+    assert "'k'" not in str(exc.value)
