@@ -17,7 +17,6 @@ from ansible_collections.ascend.sglang.plugins.module_utils import _contract as 
 from ansible_collections.ascend.sglang.plugins.module_utils._errors import Collector
 from ansible_collections.ascend.sglang.plugins.module_utils._profile import (
     EXPANDING, FROM_INVENTORY, NODE_DEVICES, PLACEHOLDER, ArgValue, CannEnv, Profile, RoleSpec,
-    parse_args_map,
 )
 from ansible_collections.ascend.sglang.plugins.module_utils._releases import load_release_tables
 from ansible_collections.ascend.sglang.plugins.module_utils._rules import check_role
@@ -255,8 +254,11 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
         for inst in instances[role]:
             bootstrap = spec.bootstrap_port + inst.index if spec.bootstrap_port is not None else None
             if bootstrap is not None and bootstrap > 65535:
+                overridden = "--disaggregation-bootstrap-port" in (overrides.get(role) or {}).get("args", {})
                 errors.add(f"bootstrap port {spec.bootstrap_port} + instance {inst.index} = {bootstrap} is above 65535",
-                           group=role, host=inst.rank0.name, variable=f"sglang_overrides.{role}.args.--disaggregation-bootstrap-port")
+                           group=role, host=inst.rank0.name,
+                           variable=(f"sglang_overrides.{role}.args.--disaggregation-bootstrap-port" if overridden
+                                     else f"roles.{role}.bootstrap_port"))
             dist_init = f"{inst.rank0.address}:{spec.dist_init_port}" if spec.dist_init_port else None
             for rank, host in enumerate(inst.hosts):
                 values = dict(inv_values)
