@@ -75,7 +75,9 @@ def host_facts(name: str, hostvars: Mapping[str, Any], errors: Collector | None 
                                                                contract.Where("inventory_hostname", group, name))
     nic = hostvars.get("sglang_nic")
     if nic is not None:
-        nic = contract.nic(nic, errors, contract.Where("sglang_nic", group, name))
+        # A refused NIC is kept as text so that the multi-node check does not also call it missing;
+        # its finding stops the plan.
+        nic = contract.nic(nic, errors, contract.Where("sglang_nic", group, name)) or repr(nic)
     hardware = hostvars.get("sglang_hardware")
     if hardware is not None:
         hardware = contract.hardware(hardware, errors, contract.Where("sglang_hardware", group, name))

@@ -224,3 +224,13 @@ def test_bad_secrets_are_named_without_their_value(secrets, variable):
         plan(load_profile(MIXED_1NODE), inv)
     assert [f.variable for f in exc.value.findings] == [variable]
     assert "'k'" not in str(exc.value)
+
+
+def test_a_refused_nic_is_reported_once():
+    inv = build_inventory({"mixed": ["m0", "m1"]},
+                          {"m0": {"sglang_host_ip": "10.0.0.1", "sglang_nic": "eth0; id"},
+                           "m1": {"sglang_host_ip": "10.0.0.2", "sglang_nic": "ib0"}},
+                          {"sglang_model_path": "/m"})
+    with pytest.raises(PlanError) as exc:
+        plan(load_profile(MIXED_2NODE), inv)
+    assert [(f.host, f.variable) for f in exc.value.findings] == [("m0", "sglang_nic")]
