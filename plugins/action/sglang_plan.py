@@ -4,10 +4,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.ascend.sglang.plugins.module_utils._errors import PlanError
+from ansible_collections.ascend.sglang.plugins.module_utils._contract import ROLE_VAR_NAMES
+from ansible_collections.ascend.sglang.plugins.module_utils._errors import Collector, PlanError
 from ansible_collections.ascend.sglang.plugins.module_utils._planner import plan
 from ansible_collections.ascend.sglang.plugins.module_utils._profile import ROLES, load_profile
 from ansible_collections.ascend.sglang.plugins.module_utils._topology import build_inventory
@@ -16,9 +19,15 @@ from ansible_collections.ascend.sglang.plugins.module_utils._topology import bui
 DEPLOYMENT_VARS = (
     "sglang_model_path", "sglang_draft_model_path", "sglang_init_expert_location", "sglang_overrides",
     "sglang_release", "sglang_router_release", "sglang_python", "sglang_router_python",
+    # Checked for shape only: the plan keeps the secret flags' names, never their values.
+    "sglang_secrets",
 )
-# Per-host variables the planner reads from hostvars.
-HOST_VARS = ("sglang_host_ip", "ansible_host", "sglang_nic", "sglang_hardware")
+# Per-host variables the planner reads from hostvars, and the role variables the roles write into
+# files on each host (checked per host: deploy uses each host's own value).
+HOST_VARS = ("sglang_host_ip", "ansible_host", "sglang_nic", "sglang_hardware") + ROLE_VAR_NAMES
+
+
+_UNREADABLE = object()
 
 
 class ActionModule(ActionBase):
@@ -36,15 +45,30 @@ class ActionModule(ActionBase):
                                     "or run one of the per-profile playbooks")
         groups = task_vars.get("groups") or {}
         hostvars = task_vars.get("hostvars") or {}
+        errors = Collector()
         wanted = {name for role in ROLES for name in groups.get(role) or []}
         host_values = {}
-        for name in wanted:
+        for name in sorted(wanted):
             hv = hostvars.get(name) or {}
-            host_values[name] = {k: self._templar.template(hv.get(k)) for k in HOST_VARS if hv.get(k) is not None}
-        variables = {k: self._templar.template(task_vars[k]) for k in DEPLOYMENT_VARS if k in task_vars}
+            host_values[name] = {}
+            for key in HOST_VARS:
+                if key in hv:
+                    value = self._value(hv, key, errors, name)
+                    if value is not _UNREADABLE:
+                        host_values[name][key] = value
+        variables = {}
+        for key in DEPLOYMENT_VARS:
+            if key in task_vars:
+                value = self._value(task_vars, key, errors, None)
+                if value is not _UNREADABLE:
+                    variables[key] = value
         try:
             profile = load_profile(profile_id, args.get("profiles_dir"))
-            result_plan = plan(profile, build_inventory(groups, host_values, variables))
+            inventory = build_inventory(groups, host_values, variables)
+            if errors.findings:
+                # Unreadable values first, then everything the planner finds besides.
+                inventory = dataclasses.replace(inventory, findings=tuple(errors.findings) + inventory.findings)
+            result_plan = plan(profile, inventory)
         except PlanError as exc:
             result.update(failed=True, msg=exc.render(),
                           findings=[{"message": f.message, "group": f.group, "host": f.host,
@@ -53,3 +77,12 @@ class ActionModule(ActionBase):
         # Returned as a result, not as a fact: playbooks register it and set_fact sglang_plan.
         result.update(changed=False, plan=result_plan.as_dict())
         return result
+
+    def _value(self, source, key, errors, host):
+        """One inventory value, templated; a template that cannot be evaluated is a finding, not a traceback."""
+        try:
+            return self._templar.template(source[key])
+        except Exception as exc:  # noqa: BLE001 - any templating error becomes a finding naming the variable
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            errors.add(f"cannot be evaluated on the controller: {first[:200]}", host=host, variable=key)
+            return _UNREADABLE

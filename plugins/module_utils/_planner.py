@@ -13,10 +13,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping
 
+from ansible_collections.ascend.sglang.plugins.module_utils import _contract as contract
 from ansible_collections.ascend.sglang.plugins.module_utils._errors import Collector
 from ansible_collections.ascend.sglang.plugins.module_utils._profile import (
     EXPANDING, FROM_INVENTORY, NODE_DEVICES, PLACEHOLDER, ArgValue, CannEnv, Profile, RoleSpec,
-    parse_args_map,
 )
 from ansible_collections.ascend.sglang.plugins.module_utils._releases import load_release_tables
 from ansible_collections.ascend.sglang.plugins.module_utils._rules import check_role
@@ -57,6 +57,8 @@ class Service:
     instance_key: str
     depends_on: list[str]
     listens: dict[str, int]
+    # Flags whose values come from sglang_secrets on the host (a root-only file), never from the plan.
+    secret_flags: list[str] = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass
@@ -95,8 +97,11 @@ COMPUTED_HINT = {
 }
 
 
-def _fill(text: str, values: Mapping[str, Any]) -> str:
-    return PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), text)
+def _fill(text: Any, values: Mapping[str, Any]) -> str:
+    """Fill the profile's {placeholders}; a user value (contract.Literal) is taken as it is."""
+    if isinstance(text, contract.Literal):
+        return str.__str__(text)
+    return PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), str(text))
 
 
 def render_args(args: Mapping[str, ArgValue], values: Mapping[str, Any],
@@ -108,10 +113,10 @@ def render_args(args: Mapping[str, ArgValue], values: Mapping[str, Any],
             argv.append(flag)
         elif isinstance(value, list):
             argv.append(flag)
-            argv.extend(_fill(str(v), values) for v in value)
+            argv.extend(_fill(v, values) for v in value)
         else:
-            text = str(value)
-            whole = PLACEHOLDER.fullmatch(text)
+            text = value if isinstance(value, contract.Literal) else str(value)
+            whole = None if isinstance(value, contract.Literal) else PLACEHOLDER.fullmatch(text)
             if whole and whole.group(1) in EXPANDING:
                 for group in expansions.get(whole.group(1), []):
                     argv.append(flag)
@@ -122,19 +127,13 @@ def render_args(args: Mapping[str, ArgValue], values: Mapping[str, Any],
 
 
 def _apply_overrides(spec: RoleSpec, overrides: Mapping[str, Any], errors: Collector) -> RoleSpec:
-    """Per-role inventory overrides of flags and env: a value replaces, null removes."""
+    """Per-role inventory overrides of flags and env (already checked by the contract): a value
+    replaces, null removes."""
     role_over = overrides.get(spec.role) or {}
-    if not isinstance(role_over, Mapping):
-        errors.add("must be a mapping with 'args' and/or 'env'", variable=f"sglang_overrides.{spec.role}")
-        return spec
-    unknown = set(role_over) - {"args", "env"}
-    if unknown:
-        errors.add(f"unknown keys {sorted(unknown)} (use 'args' and 'env')", variable=f"sglang_overrides.{spec.role}")
     args = dict(spec.args)
     raw_args = role_over.get("args") or {}
     removed = [f for f, v in raw_args.items() if v is None]
-    kept = parse_args_map({f: v for f, v in raw_args.items() if v is not None},
-                          f"sglang_overrides.{spec.role}.args", errors, "inventory")
+    kept = {f: v for f, v in raw_args.items() if v is not None}
     port, bootstrap = spec.port, spec.bootstrap_port
     for flag, value in list(kept.items()) + [(f, None) for f in removed]:
         current = str(spec.args.get(flag, ""))
@@ -160,10 +159,14 @@ def _apply_overrides(spec: RoleSpec, overrides: Mapping[str, Any], errors: Colle
     env = dict(spec.env)
     for key, value in (role_over.get("env") or {}).items():
         if value is None:
-            env.pop(str(key), None)
+            env.pop(key, None)
         else:
-            env[str(key)] = str(value)
+            env[key] = value
     return dataclasses.replace(spec, args=args, env=env, port=port, bootstrap_port=bootstrap)
+
+
+def _computed_env(spec: RoleSpec) -> set[str]:
+    return {name for name, value in spec.env.items() if PLACEHOLDER.search(str(value))}
 
 
 def _check_devices(profile: Profile, spec: RoleSpec, errors: Collector) -> None:
@@ -210,16 +213,17 @@ def _inventory_values(profile: Profile, inv: Inventory, errors: Collector) -> di
 def plan(profile: Profile, inv: Inventory) -> Plan:
     """Compute every service of the deployment; raises PlanError listing all problems."""
     errors = Collector()
+    errors.findings.extend(inv.findings)
     check_membership(inv, profile.server_roles, errors)
-    overrides = inv.variables.get("sglang_overrides") or {}
-    if not isinstance(overrides, Mapping):
-        errors.add("must be a mapping of role -> {args, env}", variable="sglang_overrides")
-        overrides = {}
-    for role in overrides:
-        if role not in ("prefill", "decode", "mixed", "router"):
-            errors.add(f"unknown role '{role}'", variable=f"sglang_overrides.{role}")
-    specs = {role: _apply_overrides(spec, overrides, errors) for role, spec in profile.roles.items()}
+    contract.check_deployment_vars(inv.variables, errors)
     router_hosts = inv.groups["router"]
+    # The roles this deployment runs (an override of any other is an error, not ignored).
+    scope = {role: role for role in profile.server_roles}
+    if router_hosts:
+        scope["router"] = "router"
+    computed_env = {role: _computed_env(spec) for role, spec in profile.roles.items()}
+    overrides = contract.check_overrides(inv.variables.get("sglang_overrides"), scope, computed_env, errors)
+    specs = {role: _apply_overrides(spec, overrides, errors) for role, spec in profile.roles.items()}
     if profile.deploy_mode == "pd_separation" and not router_hosts:
         errors.add("PD separation needs a router host in front of its prefill and decode instances", group="router")
     if router_hosts and "router" not in specs:
@@ -231,6 +235,8 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
     inv_values = _inventory_values(profile, inv, errors)
     instances = {role: split_instances(inv, role, specs[role].nnodes, errors) for role in profile.server_roles}
     releases, supported, changes = _render_for_releases(profile, inv, specs, overrides, errors)
+    secret_flags = contract.check_secrets(inv.variables.get("sglang_secrets"), scope, errors)
+    _check_secret_flags(secret_flags, specs, releases, errors)
     errors.raise_if_any()
 
     python = str(inv.variables.get("sglang_python") or "python3")
@@ -248,6 +254,12 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
         spec = specs[role]
         for inst in instances[role]:
             bootstrap = spec.bootstrap_port + inst.index if spec.bootstrap_port is not None else None
+            if bootstrap is not None and bootstrap > 65535:
+                overridden = "--disaggregation-bootstrap-port" in (overrides.get(role) or {}).get("args", {})
+                errors.add(f"bootstrap port {spec.bootstrap_port} + instance {inst.index} = {bootstrap} is above 65535",
+                           group=role, host=inst.rank0.name,
+                           variable=(f"sglang_overrides.{role}.args.--disaggregation-bootstrap-port" if overridden
+                                     else f"roles.{role}.bootstrap_port"))
             dist_init = f"{inst.rank0.address}:{spec.dist_init_port}" if spec.dist_init_port else None
             for rank, host in enumerate(inst.hosts):
                 values = dict(inv_values)
@@ -273,6 +285,7 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
                     env={k: _fill(v, values) for k, v in spec.env.items()},
                     health_url=f"http://{host.address}:{spec.port}/health" if rank == 0 else None,
                     ready_url=None, instance_key=inst.key, depends_on=[], listens=listens,
+                    secret_flags=list(secret_flags.get(role, [])),
                 )
                 hosts.setdefault(host.name, HostPlan(host_tuning=dict(profile.host_tuning), cann={}, services=[]))
                 _merge_cann(hosts[host.name], spec.cann)
@@ -307,12 +320,12 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
             # The Python mini load balancer has no readiness endpoint; the Rust router does.
             ready_url=None if mini_lb else f"http://{probe}:{router_spec.port}/readiness",
             instance_key=f"router-i{index}", depends_on=list(rank0_names),
-            listens={"http": router_spec.port},
+            listens={"http": router_spec.port}, secret_flags=list(secret_flags.get("router", [])),
         )
         hosts.setdefault(name, HostPlan(host_tuning={}, cann={}, services=[]))
         hosts[name].services.append(svc)
 
-    _check_ports(hosts, errors)
+    _check_ports(hosts, inv, errors)
     errors.raise_if_any()
     return Plan(profile=profile.id, title=profile.title, deploy_mode=profile.deploy_mode,
                 releases=releases, supported_releases=supported, release_changes=changes, hosts=hosts,
@@ -330,15 +343,34 @@ def _merge_cann(host: HostPlan, cann: CannEnv) -> None:
     host.cann = merged
 
 
-def _check_ports(hosts: Mapping[str, HostPlan], errors: Collector) -> None:
+def _check_ports(hosts: Mapping[str, HostPlan], inv: Inventory, errors: Collector) -> None:
+    """Ports are per address: two inventory names for one machine share its ports."""
+    used: dict[str, dict[int, str]] = {}
     for name, host in hosts.items():
-        used: dict[int, str] = {}
+        taken = used.setdefault(inv.hosts[name].address_key, {})
         for svc in host.services:
             for what, port in svc.listens.items():
-                if port in used:
-                    errors.add(f"port {port} is used twice: {used[port]} and {svc.name} {what}",
-                               group=svc.role, host=name, variable="port")
-                used.setdefault(port, f"{svc.name} {what}")
+                if port in taken:
+                    errors.add(f"port {port} is used twice on address {inv.hosts[name].address}: {taken[port]} and "
+                               f"{svc.name} {what}", group=svc.role, host=name, variable="port")
+                taken.setdefault(port, f"{svc.name} {what} of host '{name}'")
+
+
+def _check_secret_flags(secret_flags: Mapping[str, list[str]], specs: Mapping[str, RoleSpec],
+                        releases: Mapping[str, str], errors: Collector) -> None:
+    """A secret flag is an option of the chosen release, and not also given in the clear."""
+    tables = load_release_tables()
+    for role, flags in secret_flags.items():
+        package = "sglang_router" if role == "router" else "sglang"
+        table = tables[package]
+        accepted = table.flags(releases[package]) if table.known(releases.get(package, "")) else None
+        for flag in flags:
+            where = f"sglang_secrets.{role}.{flag}"
+            if accepted is not None and flag not in accepted:
+                errors.add(f"{table.package} {releases[package]} has no option {flag}", group=role, variable=where)
+            if role in specs and flag in specs[role].args:
+                errors.add(f"{flag} is also set in the profile or sglang_overrides: give it in one place",
+                           group=role, variable=where)
 
 
 def _render_for_releases(profile: Profile, inv: Inventory, specs: dict[str, RoleSpec],

@@ -12,7 +12,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping
 
-from ansible_collections.ascend.sglang.plugins.module_utils._errors import Collector
+from ansible_collections.ascend.sglang.plugins.module_utils import _contract as contract
+from ansible_collections.ascend.sglang.plugins.module_utils._errors import Collector, Finding
 from ansible_collections.ascend.sglang.plugins.module_utils._profile import ROLES, SERVER_ROLES
 
 
@@ -25,12 +26,19 @@ class HostFacts:
     nic: str | None
     hardware: str | None = None
 
+    @property
+    def address_key(self) -> str:
+        """The address as compared for duplicates and shared ports (canonical IPv4, lower-case name)."""
+        return contract.address_key(self.address)
+
 
 @dataclasses.dataclass(frozen=True)
 class Inventory:
     groups: dict[str, list[str]]
     hosts: dict[str, HostFacts]
     variables: dict[str, Any]
+    # Contract findings on the host values (raised by the planner with every other problem).
+    findings: tuple[Finding, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,25 +60,50 @@ class Instance:
         return f"{self.role}-i{self.index}"
 
 
-def host_facts(name: str, hostvars: Mapping[str, Any]) -> HostFacts:
-    """A host's address is ``sglang_host_ip``, else ``ansible_host``, else its inventory name."""
-    address = hostvars.get("sglang_host_ip") or hostvars.get("ansible_host") or name
+def host_facts(name: str, hostvars: Mapping[str, Any], errors: Collector | None = None,
+               group: str | None = None) -> HostFacts:
+    """A host's address is ``sglang_host_ip``, else ``ansible_host``, else its inventory name; each value
+    is checked by the contract (a set but blank or malformed value is an error, never skipped)."""
+    errors = errors if errors is not None else Collector()
+    contract.inventory_name(name, errors, contract.Where("inventory_hostname", group, name))
+    for var in ("sglang_host_ip", "ansible_host"):
+        if var in hostvars and hostvars[var] is not None:
+            address = contract.address(hostvars[var], errors, contract.Where(var, group, name))
+            break
+    else:
+        var, address = "inventory_hostname", contract.address(name, errors,
+                                                               contract.Where("inventory_hostname", group, name))
     nic = hostvars.get("sglang_nic")
+    if nic is not None:
+        # A refused NIC is kept as text so that the multi-node check does not also call it missing;
+        # its finding stops the plan.
+        nic = contract.nic(nic, errors, contract.Where("sglang_nic", group, name)) or repr(nic)
     hardware = hostvars.get("sglang_hardware")
-    return HostFacts(name=name, address=str(address), nic=str(nic) if nic else None,
-                     hardware=str(hardware) if hardware else None)
+    if hardware is not None:
+        hardware = contract.hardware(hardware, errors, contract.Where("sglang_hardware", group, name))
+    contract.check_role_vars(hostvars, errors, group, name)
+    # An unusable address is replaced by the inventory name only so that planning can go on and
+    # report every other problem; the findings above stop the plan.
+    return HostFacts(name=name, address=address or name, nic=nic, hardware=hardware)
 
 
 def build_inventory(groups: Mapping[str, Any], hostvars: Mapping[str, Mapping[str, Any]],
                     variables: Mapping[str, Any]) -> Inventory:
-    """Keep only the deployment's groups; read each member host once."""
-    wanted = {role: list(groups.get(role) or []) for role in ROLES}
+    """Keep only the deployment's groups; read and check each member host once."""
+    errors = Collector()
+    wanted: dict[str, list[str]] = {}
+    for role in ROLES:
+        members = groups.get(role) or []
+        if isinstance(members, str) or not all(isinstance(m, str) for m in members):
+            errors.add("must be a list of inventory host names", group=role)
+            members = []
+        wanted[role] = list(members)
     hosts: dict[str, HostFacts] = {}
-    for members in wanted.values():
+    for role, members in wanted.items():
         for name in members:
             if name not in hosts:
-                hosts[name] = host_facts(name, hostvars.get(name) or {})
-    return Inventory(groups=wanted, hosts=hosts, variables=dict(variables))
+                hosts[name] = host_facts(name, hostvars.get(name) or {}, errors, role)
+    return Inventory(groups=wanted, hosts=hosts, variables=dict(variables), findings=tuple(errors.findings))
 
 
 def check_membership(inv: Inventory, server_roles: tuple[str, ...], errors: Collector) -> None:
@@ -97,10 +130,14 @@ def check_membership(inv: Inventory, server_roles: tuple[str, ...], errors: Coll
     by_address: dict[str, str] = {}
     for name in sorted(owner):
         address = inv.hosts[name].address
-        if address in by_address:
-            errors.add(f"address {address} is also the address of host '{by_address[address]}'",
+        key = inv.hosts[name].address_key
+        if key in by_address:
+            errors.add(f"address {address} is also the address of host '{by_address[key]}'",
                        group=owner[name], host=name, variable="sglang_host_ip")
-        by_address.setdefault(address, name)
+        elif contract.is_unspecified(address):
+            errors.add(f"{address} is not an address peers or the router can dial: set the host's own address",
+                       group=owner[name], host=name, variable="sglang_host_ip")
+        by_address.setdefault(key, name)
 
 
 def split_instances(inv: Inventory, role: str, nnodes: int, errors: Collector) -> list[Instance]:
@@ -114,6 +151,10 @@ def split_instances(inv: Inventory, role: str, nnodes: int, errors: Collector) -
     for index in range(len(members) // nnodes):
         hosts = tuple(inv.hosts[name] for name in members[index * nnodes:(index + 1) * nnodes])
         instances.append(Instance(role=role, index=index, hosts=hosts))
+        if nnodes > 1 and contract.is_loopback(hosts[0].address):
+            errors.add(f"host is rank 0 of {nnodes}-node {role} instance {index} with the loopback address "
+                       f"{hosts[0].address}: the other ranks dial it (--dist-init-addr); set its network address",
+                       group=role, host=hosts[0].name, variable="sglang_host_ip")
         if nnodes > 1:
             for host in hosts:
                 if not host.nic:

@@ -14,7 +14,11 @@ description:
   - Reads the inventory groups C(prefill), C(decode), C(mixed) and C(router) (hosts in inventory order),
     each host's C(sglang_host_ip) (else C(ansible_host)) and C(sglang_nic), and the deployment variables
     C(sglang_model_path), C(sglang_draft_model_path), C(sglang_init_expert_location), C(sglang_overrides),
-    C(sglang_release), C(sglang_router_release), C(sglang_python), C(sglang_router_python).
+    C(sglang_release), C(sglang_router_release), C(sglang_python), C(sglang_router_python), C(sglang_secrets)
+    (flag names only; the values never enter the plan), and each planned host's role variables that reach
+    files on it (C(sglang_etc_dir), C(sglang_libexec_dir), C(sglang_restart_sec), ...).
+  - Every value is checked against the input contract (types, syntax, ranges, scope) before anything else;
+    user values are taken literally, never searched for planner placeholders.
   - Computes ranks, node counts, dist-init addresses, ports, bootstrap ports, the MemFabric store URL,
     the HCCL/GLOO NIC variables and the router's upstreams, and every service's full argv and environment.
   - Fails, listing every problem with the group, host and variable at fault, when the inventory does not
@@ -53,7 +57,8 @@ plan:
     The plan: C(profile), C(title), C(deploy_mode), C(releases), C(hosts) (inventory hostname ->
     C(host_tuning), C(cann), C(services)), C(router_upstreams), C(bench) and C(cards) (the cards the servers occupy). Each service has C(name),
     C(role), C(instance), C(node_rank), C(nnodes), C(inventory_host), C(host), C(port), C(bootstrap_port),
-    C(dist_init_addr), C(argv), C(env), C(health_url), C(ready_url), C(instance_key), C(depends_on), C(listens).
+    C(dist_init_addr), C(argv), C(env), C(health_url), C(ready_url), C(instance_key), C(depends_on), C(listens),
+    C(secret_flags) (flags whose values the launcher reads from the host's root-only secret file).
   returned: success
   type: dict
 findings:

@@ -114,6 +114,31 @@ def test_example_render_matches_the_documented_pd32_layout(rendered) -> None:
     assert env["ASCEND_MF_STORE_URL"] == "tcp://198.51.100.11:24669"
 
 
+def test_render_uses_the_deployment_modes(rendered) -> None:
+    out, _ = rendered("example")
+    modes = {p.name.split(".", 1)[1] if p.name.startswith("sglang-") else p.name: p.stat().st_mode & 0o777
+             for p in out.rglob("*") if p.is_file()}
+    assert modes == {"env": 0o640, "json": 0o640, "sh": 0o755, "service": 0o644, "cann_env.sh": 0o644,
+                     "sysctl.conf": 0o644}
+
+
+def test_render_refuses_a_file_and_a_directory_with_other_files(tmp_path: Path) -> None:
+    target = tmp_path / "render"
+    target.write_text("not a directory\n")
+    proc = render(ROOT / "inventories" / "example", target, check=False)
+    text = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and f"sglang_render_dir '{target}' exists and is not a directory" in text, text[-3000:]
+    assert "Errno" not in text and target.read_text() == "not a directory\n"
+    target.unlink()
+    (target / "old-host").mkdir(parents=True)
+    (target / "old-host" / "sglang-mixed-i0-r0.env").write_text("A=1\n")
+    proc = render(ROOT / "inventories" / "example", target, check=False)
+    text = proc.stdout + proc.stderr
+    assert proc.returncode != 0, text[-3000:]
+    assert "holds 2 file(s) this plan does not produce (old-host, old-host/sglang-mixed-i0-r0.env)" in text
+    assert sorted(p.name for p in target.iterdir()) == ["old-host"]
+
+
 def test_rejected_plan_stops_before_writing(tmp_path: Path) -> None:
     inv = tmp_path / "inv.yml"
     inv.write_text(yaml.safe_dump({"all": {

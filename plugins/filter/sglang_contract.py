@@ -1,0 +1,81 @@
+# Copyright: ascend.sglang contributors
+# Apache License 2.0
+"""Template guards: the last line of defence when a caller bypassed the plan's input contract.
+
+Each filter returns its input unchanged or fails the rendering with a message naming the value;
+it never escapes or strips (a silently changed value is a deployment nobody reviewed).
+"""
+
+from __future__ import annotations
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.ascend.sglang.plugins.module_utils._contract import CONTROL_RE, ENV_NAME_RE, MAX_LEN
+
+
+def _check_text(value, what):
+    text = str(value)
+    bad = CONTROL_RE.search(text)
+    if bad:
+        raise AnsibleFilterError(f"refusing to write {what}: it contains the control character {bad.group()!r} "
+                                 f"({text[:60]!r}); fix the plan input")
+    if len(text) > MAX_LEN:
+        raise AnsibleFilterError(f"refusing to write {what}: {len(text)} characters (at most {MAX_LEN})")
+    return text
+
+
+def sglang_no_control(value, what="a value"):
+    """Any value written into an env file, a launcher or a unit: no control characters."""
+    _check_text(value, what)
+    return value
+
+
+def sglang_unit_word(value, what="a unit setting"):
+    """A value written into a systemd unit line: no control characters and no blank (a blank splits
+    ExecStart=, a newline adds a directive)."""
+    text = _check_text(value, what)
+    if not text or any(c.isspace() for c in text):
+        raise AnsibleFilterError(f"refusing to write {what} into a systemd unit: {text[:60]!r} is blank or contains "
+                                 "a blank")
+    return value
+
+
+def sglang_env_name(value):
+    """An env-file key: a shell variable name, by full match (a trailing newline is not a name)."""
+    if not isinstance(value, str) or not ENV_NAME_RE.fullmatch(value):
+        raise AnsibleFilterError(f"refusing to write the environment variable name {str(value)[:60]!r}: "
+                                 "not [A-Za-z_][A-Za-z0-9_]*")
+    return value
+
+
+RENDER_HOST_FILES = ("cann_env.sh", "sysctl.conf")
+RENDER_SERVICE_FILES = (".json", ".env", ".sh", ".service")
+
+
+def sglang_render_files(plan):
+    """Every path (relative to the render directory) render mode writes for this plan, directories included."""
+    paths = []
+    for host, host_plan in (plan.get("hosts") or {}).items():
+        paths.append(host)
+        paths += [f"{host}/{name}" for name in RENDER_HOST_FILES]
+        for svc in host_plan.get("services") or []:
+            paths += [f"{host}/{svc['name']}{ext}" for ext in RENDER_SERVICE_FILES]
+    return paths
+
+
+def sglang_without_env(pairs):
+    """Render mode's (host item, service) pairs with neither the host's services nor the service's environment:
+    loop items are printed with task results (-v, failures), and only the no_log tasks may carry env values."""
+    return [[{"key": host["key"]}, {k: v for k, v in svc.items() if k != "env"}] for host, svc in pairs]
+
+
+def sglang_host_items(hosts):
+    """Render mode's host items (dict2items of plan.hosts) without their services (which hold the environment)."""
+    return [{"key": host, "value": {k: v for k, v in plan.items() if k != "services"}} for host, plan in hosts.items()]
+
+
+class FilterModule:
+    def filters(self):
+        return {"sglang_no_control": sglang_no_control, "sglang_unit_word": sglang_unit_word,
+                "sglang_env_name": sglang_env_name, "sglang_render_files": sglang_render_files,
+                "sglang_without_env": sglang_without_env, "sglang_host_items": sglang_host_items}
