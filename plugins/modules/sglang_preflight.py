@@ -68,13 +68,13 @@ options:
     type: float
     default: 3
   runtime_timeout:
-    description: Seconds for the interpreter version check (sources the CANN scripts first).
+    description: Seconds for each interpreter's report (the server's stack, the router's release; the CANN scripts are sourced first).
     type: float
     default: 60
   stack_reference:
     description:
-      - The reference environment of the planned SGLang release (C(profiles/_releases.yml) C(stacks)): C(release),
-        C(cann), C(packages), C(source). Filled by the action plugin.
+      - "The reference environment of the planned SGLang release (C(profiles/_releases.yml) C(stacks)): C(release),
+        C(cann), C(packages), C(source). Filled by the action plugin."
     type: dict
   stack_policy:
     description:
