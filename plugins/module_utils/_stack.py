@@ -223,8 +223,10 @@ def _reference(stack: Mapping[str, Any], toolkit: str | None, reference: Mapping
         if dist is None or module == "sglang" or packages.get(dist) in (None, "unknown"):
             continue
         want, got = str(packages[dist]), version_of(stack, module)
-        if got is None and ((stack.get("runtime") or {}).get("imports") or {}).get(module):
-            continue  # no metadata and the import failed: the import finding says what is wrong
+        runtime = stack.get("runtime")
+        if got is None and module in ("torch", "torch_npu") and \
+                (runtime is None or (runtime.get("imports") or {}).get(module, "not tried")):
+            continue  # no metadata and no import that worked: the import finding says what is wrong
         if got is None or got.strip().lower() != want.strip().lower():
             differ.append(dist)
             out.append(("stack_reference", severity, f"{dist} {got or 'not installed'}", f"{dist} {want} ({why})",

@@ -55,19 +55,19 @@ def host(tmp_path, monkeypatch):
     monkeypatch.setenv("ASCEND_STANDIN_DIR", str(standin))
     monkeypatch.setenv("STANDIN_TORCH_VERSION", packages["torch"])
     monkeypatch.setenv("STANDIN_TORCH_NPU_VERSION", packages["torch_npu"])
-    for var in ("STANDIN_TORCH_NPU_IMPORT_ERROR", "ASCEND_RT_VISIBLE_DEVICES"):
+    for var in ("STANDIN_TORCH_NPU_IMPORT_ERROR", "STANDIN_TORCH_NPU_IMPORT_HANG", "ASCEND_RT_VISIBLE_DEVICES"):
         monkeypatch.delenv(var, raising=False)
     return standin
 
 
-def probe(planned, policy="warn"):
+def probe(planned, policy="warn", timeout=120):
     """Runs the probe as the module does and returns (stack report, stack findings)."""
     profile, p = planned
     ctx = Context(hardware=profile.hardware, releases=p["releases"], profile=profile.id,
                   stack_reference=REFERENCE.as_dict(), stack_policy=policy)
     host_plan = p["hosts"]["node0"]
     req = requirements(host_plan, ctx)
-    runtimes = {r["key"]: runtime_stack(r, timeout=120) for r in req["runtimes"]}
+    runtimes = {r["key"]: runtime_stack(r, timeout=timeout) for r in req["runtimes"]}
     observed = {"toolkit": observe_toolkit([TOOLKIT_INFO]), "runtimes": runtimes}
     findings = [f for f in check_host("node0", host_plan, observed, ctx) if f.check.startswith(("stack", "runtime"))]
     (result,) = runtimes.values()
@@ -124,3 +124,12 @@ def test_missing_torch_npu_and_sglang(planned, host, monkeypatch):
         in failures(findings)
     assert result["version"] is None   # no sglang metadata on this path either: the runtime check says so
     assert ("runtime", "fail", f"{sys.executable}: sglang is not installed for {sys.executable}") in failures(findings)
+
+
+def test_an_import_that_never_returns_is_bounded_and_keeps_the_versions(planned, host, monkeypatch):
+    monkeypatch.setenv("STANDIN_TORCH_NPU_IMPORT_HANG", "1")
+    result, findings = probe(planned, timeout=5)
+    # The versions were printed before the import: the release check and the summary still have them.
+    assert result["version"] == "0.5.6.post2"
+    assert failures(findings) == {("stack_import", "fail", f"{sys.executable} ended while importing torch / torch_npu: "
+                                   "timed out after 5 s")}

@@ -10,12 +10,15 @@ real runtime narrows it.
 Knobs (environment, else ``KEY=VALUE`` lines of ``$ASCEND_STANDIN_DIR/pytorch``):
   STANDIN_TORCH_NPU_VERSION       __version__ (default 2.8.0.post2, the reference's release)
   STANDIN_TORCH_NPU_IMPORT_ERROR  when set, importing fails with ImportError(<this text>)
+  STANDIN_TORCH_NPU_IMPORT_HANG   when set (to anything), importing never returns (a wedged device or driver)
 """
-import os
+import time
 
 import torch
 from torch import _standin
 
+while _standin.knob("STANDIN_TORCH_NPU_IMPORT_HANG"):
+    time.sleep(60)
 _error = _standin.knob("STANDIN_TORCH_NPU_IMPORT_ERROR")
 if _error:
     raise ImportError(_error)
