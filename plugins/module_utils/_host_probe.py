@@ -5,8 +5,9 @@
 The standard library and ansible.module_utils only; runs inside the modules on the managed host.  It
 looks and never changes anything: ``npu-smi info``, install-info files, ``stat`` of paths, the
 interfaces' addresses, listening TCP sockets (``/proc/net/tcp*``), systemd unit states, a
-route lookup and one TCP connect per rank-0 endpoint, the server interpreter's
-``importlib.metadata`` version, and (doctor only) the rank-0 ``/health`` URLs.
+route lookup and one TCP connect per rank-0 endpoint, the router interpreter's ``importlib.metadata``
+version of sglang-router, one run of the server interpreter reporting its stack (``_stack.PROBE_SCRIPT``),
+and (doctor only) the rank-0 ``/health`` URLs.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from ansible.module_utils.urls import ConnectionError as UrlConnectionError, ope
 from ansible_collections.ascend.sglang.plugins.module_utils._npu_smi import (
     driver_version, parse_install_info, parse_npu_smi_info, toolkit_version,
 )
+from ansible_collections.ascend.sglang.plugins.module_utils._stack import MODULES, PROBE_SCRIPT, parse_probe
 
 DRIVER_INFO = "/usr/local/Ascend/driver/version.info"
 TOOLKIT_INFO = (
@@ -248,8 +250,8 @@ def tcp_probe(address: str, port: int, timeout: float) -> dict[str, Any]:
         return {"result": "error", "detail": exc.strerror or str(exc)}
 
 
-def runtime_version(spec: Mapping[str, Any], timeout: float) -> dict[str, Any]:
-    """The package version the service's interpreter imports, in the launcher's CANN environment."""
+def _launcher_env(spec: Mapping[str, Any]) -> list[str]:
+    """bash lines giving the launcher's CANN environment, then checking the interpreter is there."""
     lines = ["set +eu"]
     if spec.get("unset"):
         lines.append("unset -v " + " ".join(shlex.quote(v) for v in spec["unset"]))
@@ -262,6 +264,12 @@ def runtime_version(spec: Mapping[str, Any], timeout: float) -> dict[str, Any]:
                      + '"${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"')
     lines.append(f"command -v {shlex.quote(spec['python'])} >/dev/null || "
                  f"{{ echo 'interpreter {spec['python']} not found in PATH' >&2; exit 127; }}")
+    return lines
+
+
+def runtime_version(spec: Mapping[str, Any], timeout: float) -> dict[str, Any]:
+    """The package version the service's interpreter imports, in the launcher's CANN environment."""
+    lines = _launcher_env(spec)
     lines.append(f"exec {shlex.quote(spec['python'])} -c {shlex.quote(VERSION_SNIPPET)} {shlex.quote(spec['package'])}")
     rc, out, err = run(["bash", "-c", "\n".join(lines)], timeout=timeout)
     if rc == 0 and out.strip():
@@ -271,6 +279,25 @@ def runtime_version(spec: Mapping[str, Any], timeout: float) -> dict[str, Any]:
     if "PackageNotFoundError" in (err or ""):
         message = f"{spec['package']} is not installed for {spec['python']}"
     return {"version": None, "error": message}
+
+
+def runtime_stack(spec: Mapping[str, Any], timeout: float) -> dict[str, Any]:
+    """The server interpreter's stack (``_stack.PROBE_SCRIPT``) in the launcher's CANN environment, bounded by
+    ``timeout``; what it printed before a timeout or a crash is kept."""
+    lines = _launcher_env(spec)
+    modules = " ".join(shlex.quote(m) for m in spec.get("modules") or MODULES)
+    lines.append(f"exec {shlex.quote(spec['python'])} -c {shlex.quote(PROBE_SCRIPT)} {modules}")
+    try:
+        proc = subprocess.run(["bash", "-c", "\n".join(lines)], capture_output=True, text=True, timeout=timeout,
+                              check=False)
+        rc, out, err = proc.returncode, proc.stdout, proc.stderr
+    except subprocess.TimeoutExpired as exc:
+        partial = exc.stdout or b""
+        out = partial.decode("utf-8", "replace") if isinstance(partial, bytes) else partial
+        rc, err = 124, f"timed out after {timeout:g} s"
+    except OSError as exc:
+        rc, out, err = 126, "", str(exc)
+    return parse_probe(rc, out, err, str(spec["python"]))
 
 
 def http_status(url: str, timeout: float) -> dict[str, Any]:
@@ -292,7 +319,8 @@ def observe(req: Mapping[str, Any], npu_smi: str = "npu-smi", driver_info: str =
     with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
         probes = {f"{p['address']}:{p['port']}": pool.submit(tcp_probe, p["address"], int(p["port"]), probe_timeout)
                   for p in req.get("probes") or []}
-        runtimes = {r["key"]: pool.submit(runtime_version, r, runtime_timeout) for r in req.get("runtimes") or []}
+        runtimes = {r["key"]: pool.submit(runtime_stack if r.get("stack") else runtime_version, r, runtime_timeout)
+                    for r in req.get("runtimes") or []}
         health = {h["service"]: pool.submit(http_status, h["url"], probe_timeout) for h in req.get("health") or []}
         npu = pool.submit(observe_npu, npu_smi) if req.get("npu") else None
         observed["paths"] = {path: path_kind(path) for path in req.get("paths") or {}}

@@ -21,6 +21,7 @@ import dataclasses
 import re
 from typing import Any, Iterable, Mapping
 
+from ansible_collections.ascend.sglang.plugins.module_utils import _stack
 from ansible_collections.ascend.sglang.plugins.module_utils._npu_smi import (
     HEALTH_OK, HEALTH_WARNING, compare_versions, normalize_release,
 )
@@ -65,6 +66,9 @@ class Context:
     profile: str | None = None
     # Packages the roles install before start (sglang_server_install / sglang_router_install).
     installed_by_roles: frozenset[str] = frozenset()
+    # The planned release's reference environment (ReferenceStack.as_dict()) and how a difference counts.
+    stack_reference: Mapping[str, Any] | None = None
+    stack_policy: str = "warn"
 
 
 # --------------------------------------------------------------------------- plan helpers
@@ -175,9 +179,13 @@ def _runtime(svc: Mapping[str, Any], host_plan: Mapping[str, Any], ctx: Context)
     if not argv:
         return None
     package, release_key = RUNTIME_PACKAGES.get(str(svc.get("role")), DEFAULT_PACKAGE)
-    cann = host_plan.get("cann") or {} if svc.get("role") in SERVER_ROLES else {}
+    server = svc.get("role") in SERVER_ROLES
+    cann = host_plan.get("cann") or {} if server else {}
     return {
         "key": f"{argv[0]}|{package}",
+        # A server interpreter reports its whole stack in the same run (_stack.PROBE_SCRIPT).
+        "stack": server,
+        "modules": list(_stack.MODULES) if server else [],
         "python": argv[0],
         "package": package,
         "release_key": release_key,
@@ -578,6 +586,34 @@ def _check_runtimes(out: _Out, host_plan: Mapping[str, Any], observed: Mapping[s
             out.add("runtime", OK, f"{runtime['package']} {version}", what, service=str(svc.get("name")))
 
 
+def _devices_needed(host_plan: Mapping[str, Any]) -> tuple[int, str] | None:
+    """NPUs the host's server services need visible (highest device index + 1, --base-gpu-id counted)."""
+    best: tuple[int, str] | None = None
+    for svc in _services(host_plan):
+        devices = service_devices(svc)
+        if devices and (best is None or devices[-1] + 1 > best[0]):
+            span = f"devices {devices[0]}-{devices[-1]}" if len(devices) > 1 else f"device {devices[0]}"
+            best = (devices[-1] + 1, f"{svc.get('name')} uses {span} (--base-gpu-id {devices[0]})")
+    return best
+
+
+def _check_stack(out: _Out, host_plan: Mapping[str, Any], observed: Mapping[str, Any], ctx: Context) -> None:
+    runtimes = observed.get("runtimes") or {}
+    toolkit = (observed.get("toolkit") or {}).get("version")
+    seen: set[str] = set()
+    for svc in _services(host_plan):
+        runtime = _runtime(svc, host_plan, ctx)
+        if not runtime or not runtime["stack"] or runtime["key"] in seen or _installed_later(runtime, ctx):
+            continue
+        seen.add(runtime["key"])
+        stack = (runtimes.get(runtime["key"]) or {}).get("stack")
+        if not stack:
+            continue  # the interpreter did not run: the runtime check reports why
+        for check, severity, found, expected, fix in _stack.check(
+                stack, runtime["python"], _devices_needed(host_plan), toolkit, ctx.stack_reference, ctx.stack_policy):
+            out.add(check, severity, found, expected, fix)
+
+
 def _check_doctor(out: _Out, host_plan: Mapping[str, Any], observed: Mapping[str, Any]) -> None:
     health = observed.get("health") or {}
     for svc in _services(host_plan):
@@ -616,6 +652,7 @@ def check_host(host: str, host_plan: Mapping[str, Any], observed: Mapping[str, A
     _check_ports(out, host_plan, observed, ctx)
     _check_peers(out, host_plan, observed, ctx)
     _check_runtimes(out, host_plan, observed, ctx)
+    _check_stack(out, host_plan, observed, ctx)
     if ctx.mode == "doctor":
         _check_doctor(out, host_plan, observed)
     return out.items
@@ -661,6 +698,8 @@ def aggregate(results: Mapping[str, Mapping[str, Any] | None]) -> list[Finding]:
     return findings
 
 
+# Shown even when ok: the table lists every server host's stack.
+ALWAYS_SHOWN = ("stack",)
 COLUMNS = (("status", "status"), ("host", "host"), ("check", "check"), ("found", "found"),
            ("expected", "expected"), ("fix", "how to fix"))
 
@@ -676,7 +715,7 @@ def render_table(findings: Iterable[Finding], include_ok: bool = False,
     rows = []
     ordered = sorted(findings, key=lambda f: (-SEVERITY_ORDER.get(f.severity, 2), f.host, f.check, f.service or ""))
     for f in ordered:
-        if f.severity == OK and not include_ok:
+        if f.severity == OK and not include_ok and f.check not in ALWAYS_SHOWN:
             continue
         check = f"{f.check} [{f.service}]" if f.service else f.check
         rows.append([f.severity.upper(), f.host, check, f.found, f.expected, f.fix])

@@ -21,6 +21,29 @@ class FlagChange:
     reason: str
 
 
+UNKNOWN = "unknown"
+
+
+@dataclasses.dataclass(frozen=True)
+class ReferenceStack:
+    """The packages (distribution name -> version, or "unknown") and the CANN release one SGLang release
+    runs with on Atlas hosts, and where that is documented."""
+
+    release: str
+    cann: str
+    source: str
+    packages: dict[str, str]
+    wheelhouse: tuple[str, ...]
+
+    def known(self) -> dict[str, str]:
+        """The pinned packages only (an unknown one is neither compared nor installed)."""
+        return {name: version for name, version in self.packages.items() if version != UNKNOWN}
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"release": self.release, "cann": self.cann, "source": self.source,
+                "packages": dict(self.packages), "wheelhouse": list(self.wheelhouse)}
+
+
 @dataclasses.dataclass(frozen=True)
 class ReleaseTable:
     package: str
@@ -28,6 +51,12 @@ class ReleaseTable:
     releases: tuple[str, ...]
     added: dict[str, str]
     changes: tuple[FlagChange, ...]
+    stacks: dict[str, ReferenceStack] = dataclasses.field(default_factory=dict)
+    # Requirements of the PyPI wheel that belong to its CUDA build (not installed on Atlas hosts).
+    accelerator_requirements: tuple[str, ...] = ()
+
+    def stack(self, release: str) -> ReferenceStack | None:
+        return self.stacks.get(release)
 
     def flags(self, release: str) -> frozenset[str]:
         """The long options the release's parser accepts (profiles/_flags/, generated from the parsers)."""
@@ -83,5 +112,12 @@ def load_release_tables(directory: str | None = None) -> dict[str, ReleaseTable]
             added={str(k): str(v) for k, v in (raw.get("added") or {}).items()},
             changes=tuple(FlagChange(flag=c["flag"], since=str(c["since"]), to=dict(c.get("to") or {}),
                                      reason=" ".join(str(c["reason"]).split())) for c in raw.get("changes") or []),
+            stacks={str(release): ReferenceStack(
+                release=str(release), cann=str(stack.get("cann") or UNKNOWN),
+                source=" ".join(str(stack.get("source") or "").split()),
+                packages={str(k): str(v) for k, v in (stack.get("packages") or {}).items()},
+                wheelhouse=tuple(str(w) for w in stack.get("wheelhouse") or ()))
+                for release, stack in (raw.get("stacks") or {}).items()},
+            accelerator_requirements=tuple(str(r) for r in raw.get("accelerator_requirements") or ()),
         )
     return tables

@@ -22,6 +22,12 @@ description:
     and carries the service address; every port the host will listen on is free (or held by this deployment's own
     unit); rank-0 dist-init and MemFabric store endpoints answer TCP (see notes); the interpreter of each service
     imports sglang / sglang-router at the planned release."
+  - "Server hosts, one run of the server interpreter (C(sglang_python), CANN environment sourced, bounded by
+    I(runtime_timeout)): the versions of sglang, torch, torch_npu, transformers, sgl_kernel_npu, deep_ep and
+    mf_adapter (C(importlib.metadata); only torch and torch_npu are imported), C(torch.npu.is_available()) and
+    C(torch.npu.device_count()). Findings: an import error (its text), torch and torch_npu of different
+    major.minor, deep-ep built for another CANN than the host's toolkit, fewer NPUs visible than the host's
+    services use (C(--base-gpu-id) counted), versions other than the reference environment (I(stack_policy))."
   - In C(doctor) mode also the systemd state of every planned service and the rank-0 C(/health) answer.
   - Usually called through the action plugin of the same name, which needs only C(mode) and the thresholds.
 version_added: 0.2.0
@@ -62,9 +68,21 @@ options:
     type: float
     default: 3
   runtime_timeout:
-    description: Seconds for the interpreter version check (sources the CANN scripts first).
+    description: Seconds for each interpreter's report (the server's stack, the router's release; the CANN scripts are sourced first).
     type: float
     default: 60
+  stack_reference:
+    description:
+      - "The reference environment of the planned SGLang release (C(profiles/_releases.yml) C(stacks)): C(release),
+        C(cann), C(packages), C(source). Filled by the action plugin."
+    type: dict
+  stack_policy:
+    description:
+      - How a server stack that differs from I(stack_reference) counts. C(warn), C(fail), or C(off) (not compared).
+      - The stack's other checks (torch_npu vs torch, deep-ep vs the host's CANN, visible NPUs, imports) fail regardless.
+    type: str
+    choices: [warn, fail, "off"]
+    default: warn
   installed_by_roles:
     description:
       - Packages (C(sglang), C(sglang-router)) the deployment's roles install before they start the services
@@ -152,6 +170,8 @@ def main() -> None:
             "probe_timeout": {"type": "float", "default": 3.0},
             "runtime_timeout": {"type": "float", "default": 60.0},
             "installed_by_roles": {"type": "list", "elements": "str", "default": []},
+            "stack_reference": {"type": "dict"},
+            "stack_policy": {"type": "str", "choices": ["warn", "fail", "off"], "default": "warn"},
         },
         supports_check_mode=True,
     )
@@ -161,7 +181,8 @@ def main() -> None:
     ctx = Context(mode=p["mode"], hardware=p["hardware"], releases=dict(p["releases"] or {}),
                   min_driver_version=p["min_driver_version"], min_cann_version=p["min_cann_version"],
                   min_hbm_free_ratio=p["min_hbm_free_ratio"], profile=p["profile"],
-                  installed_by_roles=frozenset(p["installed_by_roles"]))
+                  installed_by_roles=frozenset(p["installed_by_roles"]),
+                  stack_reference=p["stack_reference"], stack_policy=p["stack_policy"])
     req = requirements(host_plan, ctx)
     observed = observe(req, npu_smi=p["npu_smi"], driver_info=p["driver_info"], toolkit_info=p["toolkit_info"],
                        probe_timeout=p["probe_timeout"], runtime_timeout=p["runtime_timeout"])

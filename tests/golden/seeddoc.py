@@ -30,7 +30,7 @@ from typing import Iterable
 # looked for in shared/seeds beside the checkout (where CI keeps them).
 SEEDS_DIR = Path(os.environ.get("SGLANG_SEEDS_DIR") or Path(__file__).resolve().parents[3] / "shared" / "seeds")
 # Every document the tests read; all must be present, or the tests that read them are skipped.
-DOCUMENTS = ("000_*.txt", "001_*.txt")
+DOCUMENTS = ("000_*.txt", "001_*.txt", "002_*.txt")
 
 
 def missing_reason() -> str | None:

@@ -1,6 +1,7 @@
-"""Builds the stand-in ``sglang`` wheel (tests/standins/sglang) into DIR, standard library only.
+"""Builds a stand-in wheel into DIR, standard library only: ``sglang`` (tests/standins/sglang) by default,
+or PACKAGE (``torch``, ``torch_npu``: tests/standins/<PACKAGE>/<PACKAGE>).
 
-    python3 tests/standins/build_wheel.py DIR [VERSION]
+    python3 tests/standins/build_wheel.py DIR [VERSION] [PACKAGE]
 
 VERSION defaults to 0.0.0+standin; the file is rewritten only when its content changes.
 """
@@ -13,18 +14,22 @@ import pathlib
 import sys
 import zipfile
 
-SRC = pathlib.Path(__file__).resolve().parent / "sglang"
+HERE = pathlib.Path(__file__).resolve().parent
+SUMMARY = {"sglang": "the SGLang server (not SGLang)", "torch": "PyTorch (not PyTorch)",
+           "torch_npu": "torch_npu (not torch_npu)"}
 
 
 def main() -> None:
     dest = pathlib.Path(sys.argv[1])
     version = sys.argv[2] if len(sys.argv) > 2 else "0.0.0+standin"
-    dist = f"sglang-{version}.dist-info"
+    package = sys.argv[3] if len(sys.argv) > 3 else "sglang"
+    src = HERE / package
+    dist = f"{package}-{version}.dist-info"
     files: dict[str, bytes] = {}
-    for path in sorted((SRC / "sglang").glob("*.py")):
-        files[f"sglang/{path.name}"] = path.read_bytes()
-    files[f"{dist}/METADATA"] = (f"Metadata-Version: 2.1\nName: sglang\nVersion: {version}\n"
-                                 "Summary: ascend.sglang test stand-in of the SGLang server (not SGLang)\n").encode()
+    for path in sorted((src / package).glob("*.py")):
+        files[f"{package}/{path.name}"] = path.read_bytes()
+    files[f"{dist}/METADATA"] = (f"Metadata-Version: 2.1\nName: {package}\nVersion: {version}\n"
+                                 f"Summary: ascend.sglang test stand-in of {SUMMARY.get(package, package)}\n").encode()
     files[f"{dist}/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: ascend.sglang build_wheel.py\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
     record = []
     for name, data in files.items():
@@ -39,7 +44,7 @@ def main() -> None:
             info.external_attr = 0o644 << 16
             zf.writestr(info, data)
     dest.mkdir(parents=True, exist_ok=True)
-    out = dest / f"sglang-{version.replace('-', '_')}-py3-none-any.whl"
+    out = dest / f"{package}-{version.replace('-', '_')}-py3-none-any.whl"
     if not out.exists() or out.read_bytes() != buf.getvalue():
         out.write_bytes(buf.getvalue())
     print(out)

@@ -1,0 +1,18 @@
+# Copyright: ascend.sglang contributors
+# Apache License 2.0
+"""Filter for roles/sglang_service/tasks/install.yml; the logic is in plugins/module_utils/_install.py
+(pure but for listing the wheelhouse directory on the controller, unit-tested)."""
+
+from __future__ import annotations
+
+from ansible_collections.ascend.sglang.plugins.module_utils._install import install_plan
+
+
+def sglang_install_plan(release, overrides=None, wheelhouse=""):
+    """What sglang_server_install installs for ``release``: pins, wheels, left-out requirements, problems."""
+    return install_plan(str(release), dict(overrides or {}), str(wheelhouse or ""))
+
+
+class FilterModule:
+    def filters(self):
+        return {"sglang_install_plan": sglang_install_plan}
