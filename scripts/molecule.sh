@@ -16,6 +16,8 @@ IMAGE=${SGLANG_MOLECULE_IMAGE:-localhost/ascend-sglang-systemd:bookworm}
 WHEELHOUSE=$CACHE/wheelhouse
 ROUTER_VERSION=0.3.0
 CONTAINER_PYTHON=3.11            # python3 of Debian bookworm, the base image
+STANDIN_TORCH=2.8.0+cpu                    # the reference environment's torch and torch_npu (document 002)
+STANDIN_TORCH_NPU=2.8.0.post2.dev20251224
 VENV=$ROOT/.venv-molecule
 log() { printf 'molecule.sh: %s\n' "$*" >&2; }
 mkdir -p "$CACHE"
@@ -120,6 +122,10 @@ export SGLANG_MOLECULE_BENCH_RELEASE=$BENCH_RELEASE
 for release in $("$VENV/bin/python" -c 'import sys, yaml; print(" ".join(yaml.safe_load(open(sys.argv[1]))["sglang"]["releases"]))' profiles/_releases.yml); do
   "$VENV/bin/python" tests/standins/build_wheel.py "$WHEELHOUSE/server" "$release+standin" >/dev/null
 done
+# The stand-in torch / torch_npu at the reference environment's versions (profiles/_releases.yml stacks): the
+# stack probe of preflight and doctor imports them with the server's interpreter.
+"$VENV/bin/python" tests/standins/build_wheel.py "$WHEELHOUSE/server" "$STANDIN_TORCH" torch >/dev/null
+"$VENV/bin/python" tests/standins/build_wheel.py "$WHEELHOUSE/server" "$STANDIN_TORCH_NPU" torch_npu >/dev/null
 
 # --- the checkout as the ascend.sglang collection ----------------------------------------------------
 mkdir -p .collections/ansible_collections/ascend
@@ -128,6 +134,7 @@ ANSIBLE_COLLECTIONS_PATH="$ROOT/.collections:$(echo "$VENV"/lib/python3*/site-pa
 export ANSIBLE_COLLECTIONS_PATH
 export PATH="$VENV/bin:$PATH"
 export SGLANG_MOLECULE_WHEELHOUSE=$WHEELHOUSE SGLANG_MOLECULE_IMAGE=$IMAGE SGLANG_MOLECULE_ROOT=$ROOT
+export SGLANG_MOLECULE_TORCH=$STANDIN_TORCH SGLANG_MOLECULE_TORCH_NPU=$STANDIN_TORCH_NPU
 export ANSIBLE_PIPELINING=True ANSIBLE_FORCE_COLOR=0 PY_COLORS=0 ANSIBLE_NOCOLOR=1
 
 # --- run -----------------------------------------------------------------------------------------
