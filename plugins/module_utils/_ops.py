@@ -214,15 +214,16 @@ def status_rows(plan: Mapping[str, Any], observed: Mapping[str, Any]) -> list[di
     return rows
 
 
-def watchdog_text(state: Mapping[str, Any] | None, now: float | None = None) -> str:
-    """One cell for a service's instance watchdog state (files/sglang_watchdog.py)."""
+def watchdog_text(state: Mapping[str, Any] | None) -> str:
+    """One cell for a service's instance watchdog state (files/sglang_watchdog.py); ``last_check_age_s`` is
+    computed on the watchdog's host (its clock)."""
     if not isinstance(state, Mapping):
         return "-"
     if state.get("kind") == "router":
         out = [w.get("instance", "?") for w in state.get("workers") or [] if w.get("removed")]
         return ("took out: " + ", ".join(out)) if out else "watching"
-    checked = state.get("last_check")
-    age = f", checked {format_duration(int(now - checked))} ago" if now and isinstance(checked, (int, float)) else ""
+    age_s = state.get("last_check_age_s")
+    age = f", checked {format_duration(int(age_s))} ago" if isinstance(age_s, (int, float)) else ""
     text = f"{state.get('status') or '?'}, {state.get('restarts', 0)} restarts{age}"
     if state.get("given_up"):
         text = f"GAVE UP after {state.get('restarts', 0)} restarts: {state.get('reason') or '?'}"

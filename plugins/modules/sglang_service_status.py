@@ -47,7 +47,7 @@ RETURN = r"""
 services:
   description: Per service name, C(load_state), C(state) (ActiveState), C(sub_state), C(main_pid), C(restarts),
     C(uptime_s), C(health) (HTTP status or error text, C(-) without a health URL) and, for routers, C(workers)
-    (the C(GET /workers) answer) or C(workers_error); C(watchdog) (the watchdog's state, C(status), C(last_check),
+    (the C(GET /workers) answer) or C(workers_error); C(watchdog) (the watchdog's state, C(status), C(last_check), C(last_check_age_s),
     C(restarts) in its window, C(restarts_total), C(given_up), C(reason)) where a watchdog runs.
   returned: always
   type: dict
@@ -55,6 +55,7 @@ services:
 
 import json
 import os
+import time
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.urls import open_url
@@ -85,7 +86,9 @@ def _watchdog_state(path):
         return {"kind": "router", "workers": [{k: w.get(k) for k in ("instance", "url", "removed", "failures",
                                                                   "last_check", "last_result")}
                                               for w in data.get("workers") or []]}
-    return {"kind": "rank", "status": data.get("status"), "last_check": data.get("last_check"),
+    checked = data.get("last_check")
+    age = int(time.time() - checked) if isinstance(checked, (int, float)) else None  # this host's clock
+    return {"kind": "rank", "status": data.get("status"), "last_check": checked, "last_check_age_s": age,
             "last_result": data.get("last_result"), "restarts": len(data.get("restarts") or []),
             "restarts_total": data.get("restarts_total", 0), "given_up": bool(data.get("given_up")),
             "reason": data.get("reason"), "max_restarts": data.get("max_restarts")}
