@@ -5,7 +5,7 @@ plugins/module_utils/_ops.py (pure, unit-tested)."""
 
 from __future__ import annotations
 
-from ansible_collections.ascend.sglang.plugins.module_utils._ops import instances, routers
+from ansible_collections.ascend.sglang.plugins.module_utils._ops import instances, routers, watchdog_lines
 
 
 def sglang_instances(plan):
@@ -18,6 +18,12 @@ def sglang_routers(plan):
     return routers(plan)
 
 
+def sglang_watchdog_lines(status_by_host):
+    """'host service: watchdog state' for every service with an instance watchdog (doctor.yml)."""
+    return watchdog_lines(status_by_host)
+
+
 class FilterModule:
     def filters(self):
-        return {"sglang_instances": sglang_instances, "sglang_routers": sglang_routers}
+        return {"sglang_instances": sglang_instances, "sglang_routers": sglang_routers,
+                "sglang_watchdog_lines": sglang_watchdog_lines}

@@ -303,6 +303,19 @@ ROLE_VARS: tuple[RoleVar, ...] = (
     RoleVar("sglang_host_tuning_governor", boolean, "host tuning switch"),
     RoleVar("sglang_host_tuning_sysctl", boolean, "host tuning switch"),
     RoleVar("sglang_health_readiness", boolean, "health gate"),
+    RoleVar("sglang_watchdog_enabled", boolean, "watchdog switch"),
+    RoleVar("sglang_watchdog_single_node", boolean, "watchdog switch"),
+    RoleVar("sglang_watchdog_interval", _int_range(1, 3600), "watchdog configuration"),
+    RoleVar("sglang_watchdog_timeout", _int_range(1, 3600), "watchdog configuration"),
+    RoleVar("sglang_watchdog_failures", _int_range(1, 1000), "watchdog configuration"),
+    RoleVar("sglang_watchdog_startup_grace", _int_range(1, 86400), "watchdog configuration"),
+    RoleVar("sglang_watchdog_max_restarts", _int_range(1, 1000), "watchdog configuration"),
+    RoleVar("sglang_watchdog_window", _int_range(1, 604800), "watchdog configuration"),
+    RoleVar("sglang_watchdog_backoff_initial", _int_range(1, 86400), "watchdog configuration"),
+    RoleVar("sglang_watchdog_backoff_max", _int_range(1, 86400), "watchdog configuration"),
+    RoleVar("sglang_watchdog_python", _unit_path, "watchdog unit ExecStart="),
+    RoleVar("sglang_watchdog_state_dir", _path, "watchdog state files"),
+    RoleVar("sglang_wheelhouse_only", boolean, "install switch"),
 )
 ROLE_VAR_NAMES = tuple(v.name for v in ROLE_VARS)
 

@@ -222,6 +222,7 @@ def status_rows(plan: Mapping[str, Any], observed: Mapping[str, Any]) -> list[di
         else:
             view = "-"
         rows.append({"host": svc["inventory_host"], "service": svc["name"], "role": svc["role"],
+                     "watchdog": watchdog_text(got.get("watchdog")), "watchdog_state": got.get("watchdog"),
                      "instance": svc["instance"], "node_rank": svc["node_rank"], "port": svc["port"],
                      "state": state, "health": health, "uptime_s": got.get("uptime_s"),
                      "uptime": format_duration(got.get("uptime_s")), "router_view": view,
@@ -231,8 +232,35 @@ def status_rows(plan: Mapping[str, Any], observed: Mapping[str, Any]) -> list[di
         if url.startswith("extra:"):
             rows.append({"host": "-", "service": url[len("extra:"):], "role": "?", "instance": "-", "node_rank": "-",
                          "port": "-", "state": "-", "health": "-", "uptime_s": None, "uptime": "-",
-                         "router_view": text, "restarts": None})
+                         "router_view": text, "restarts": None, "watchdog": "-", "watchdog_state": None})
     return rows
+
+
+def watchdog_text(state: Mapping[str, Any] | None) -> str:
+    """One cell for a service's instance watchdog state (files/sglang_watchdog.py); ``last_check_age_s`` is
+    computed on the watchdog's host (its clock)."""
+    if not isinstance(state, Mapping):
+        return "-"
+    if state.get("kind") == "router":
+        out = [w.get("instance", "?") for w in state.get("workers") or [] if w.get("removed")]
+        return ("took out: " + ", ".join(out)) if out else "watching"
+    age_s = state.get("last_check_age_s")
+    age = f", checked {format_duration(int(age_s))} ago" if isinstance(age_s, (int, float)) else ""
+    text = f"{state.get('status') or '?'}, {state.get('restarts', 0)} restarts{age}"
+    if state.get("given_up"):
+        text = f"GAVE UP after {state.get('restarts', 0)} restarts: {state.get('reason') or '?'}"
+    return text
+
+
+def watchdog_lines(status_by_host: Mapping[str, Any]) -> list[str]:
+    """``host service: state`` for each service whose host reported a watchdog state (doctor.yml); input:
+    host -> its sglang_service_status result."""
+    lines = []
+    for host, result in sorted((status_by_host or {}).items()):
+        for name, got in sorted(((result or {}).get("services") or {}).items()):
+            if isinstance(got, Mapping) and got.get("watchdog"):
+                lines.append(f"{host} {name}: {watchdog_text(got['watchdog'])}")
+    return lines
 
 
 def _key_of(plan: Mapping[str, Any], name: str) -> str:
@@ -244,13 +272,13 @@ def _key_of(plan: Mapping[str, Any], name: str) -> str:
 
 def healthy(rows: Iterable[Mapping[str, Any]]) -> bool:
     """Every service active and every health endpoint answering 200."""
-    return all(str(r["state"]).startswith("active") and r["health"] in ("200", "-") for r in rows
-               if r["role"] != "?")
+    return all(str(r["state"]).startswith("active") and r["health"] in ("200", "-")
+               and not (r.get("watchdog_state") or {}).get("given_up") for r in rows if r["role"] != "?")
 
 
 COLUMNS = (("host", "host"), ("role", "role"), ("instance", "inst"), ("node_rank", "rank"), ("port", "port"),
            ("service", "service"), ("state", "systemd"), ("health", "health"), ("uptime", "uptime"),
-           ("router_view", "router's view"))
+           ("router_view", "router's view"), ("watchdog", "watchdog"))
 
 
 def render_table(rows: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -59,6 +59,10 @@ class Service:
     listens: dict[str, int]
     # Flags whose values come from sglang_secrets on the host (a root-only file), never from the plan.
     secret_flags: list[str] = dataclasses.field(default_factory=list)
+    # Facts of the instance watchdog (roles/sglang_service/tasks/watchdog.yml): for a server rank the
+    # instance label, its members and rank 0's /health_generate; for a router the URL its host reaches it
+    # on (None: --mini-lb, no worker API) and every instance's worker registration and health URL.
+    watchdog: dict[str, Any] | None = None
 
 
 @dataclasses.dataclass
@@ -250,6 +254,7 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
     hosts: dict[str, HostPlan] = {}
     upstreams: dict[str, list[dict[str, Any]]] = {"prefill": [], "decode": [], "mixed": []}
     rank0_names: list[str] = []
+    watched: list[dict[str, Any]] = []  # every instance as the router-side watchdog sees it
     for role in profile.server_roles:
         spec = specs[role]
         for inst in instances[role]:
@@ -286,6 +291,7 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
                     health_url=f"http://{host.address}:{spec.port}/health" if rank == 0 else None,
                     ready_url=None, instance_key=inst.key, depends_on=[], listens=listens,
                     secret_flags=list(secret_flags.get(role, [])),
+                    watchdog=_rank_watchdog(role, inst, spec.port),
                 )
                 hosts.setdefault(host.name, HostPlan(host_tuning=dict(profile.host_tuning), cann={}, services=[]))
                 _merge_cann(hosts[host.name], spec.cann)
@@ -295,6 +301,7 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
             if bootstrap is not None:
                 entry["bootstrap_port"] = bootstrap
             upstreams[role].append(entry)
+            watched.append(_watched_worker(role, entry, inst.nnodes))
 
     expansions = {
         "prefill_upstreams": [[u["url"]] + ([str(u["bootstrap_port"])] if "bootstrap_port" in u else [])
@@ -321,6 +328,8 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
             ready_url=None if mini_lb else f"http://{probe}:{router_spec.port}/readiness",
             instance_key=f"router-i{index}", depends_on=list(rank0_names),
             listens={"http": router_spec.port}, secret_flags=list(secret_flags.get("router", [])),
+            watchdog={"router_url": None if mini_lb else f"http://{probe}:{router_spec.port}",
+                      "workers": watched},
         )
         hosts.setdefault(name, HostPlan(host_tuning={}, cann={}, services=[]))
         hosts[name].services.append(svc)
@@ -332,6 +341,24 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
                 router_upstreams={k: v for k, v in upstreams.items() if v},
                 bench=_bench(profile, inv, router_hosts, router_spec, instances, python),
                 cards=profile.cards_used({role: len(inv.groups[role]) for role in profile.server_roles}))
+
+
+WORKER_TYPES = {"prefill": "prefill", "decode": "decode", "mixed": "regular"}
+
+
+def _rank_watchdog(role: str, inst: Any, port: int) -> dict[str, Any]:
+    return {"instance_label": f"{role} instance {inst.index}",
+            "health_url": f"http://{inst.rank0.address}:{port}/health_generate",
+            "members": [{"host": h.name, "service": f"sglang-{role}-i{inst.index}-r{r}", "node_rank": r}
+                        for r, h in enumerate(inst.hosts)]}
+
+
+def _watched_worker(role: str, entry: Mapping[str, Any], nnodes: int) -> dict[str, Any]:
+    worker = {"instance_label": f"{role} instance {entry['instance']}", "nnodes": nnodes, "url": entry["url"],
+              "worker_type": WORKER_TYPES[role], "health_url": entry["url"] + "/health_generate"}
+    if "bootstrap_port" in entry:
+        worker["bootstrap_port"] = entry["bootstrap_port"]
+    return worker
 
 
 def _merge_cann(host: HostPlan, cann: CannEnv) -> None:

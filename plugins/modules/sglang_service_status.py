@@ -26,6 +26,10 @@ options:
     description: Seconds to wait for each HTTP answer.
     type: int
     default: 5
+  watchdog_state_dir:
+    description: Directory of the instance watchdogs' state files (C(<name>.json)); a service with one gets C(watchdog).
+    type: path
+    default: /var/lib/sglang-watchdog
 extends_documentation_fragment:
   - ascend.sglang.attributes.host
 author:
@@ -43,12 +47,15 @@ RETURN = r"""
 services:
   description: Per service name, C(load_state), C(state) (ActiveState), C(sub_state), C(main_pid), C(restarts),
     C(uptime_s), C(health) (HTTP status or error text, C(-) without a health URL) and, for routers, C(workers)
-    (the C(GET /workers) answer) or C(workers_error).
+    (the C(GET /workers) answer) or C(workers_error); C(watchdog) (the watchdog's state, C(status), C(last_check), C(last_check_age_s),
+    C(restarts) in its window, C(restarts_total), C(given_up), C(reason)) where a watchdog runs.
   returned: always
   type: dict
 """
 
 import json
+import os
+import time
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.urls import open_url
@@ -68,9 +75,29 @@ def _get(url, timeout):
         return (str(code) if code else f"no answer ({type(exc).__name__})"), None
 
 
+def _watchdog_state(path):
+    """The watchdog's last written state (files/sglang_watchdog.py), or None without a watchdog."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError):
+        return None
+    if data.get("kind") == "router":
+        return {"kind": "router", "workers": [{k: w.get(k) for k in ("instance", "url", "removed", "failures",
+                                                                  "last_check", "last_result")}
+                                              for w in data.get("workers") or []]}
+    checked = data.get("last_check")
+    age = int(time.time() - checked) if isinstance(checked, (int, float)) else None  # this host's clock
+    return {"kind": "rank", "status": data.get("status"), "last_check": checked, "last_check_age_s": age,
+            "last_result": data.get("last_result"), "restarts": len(data.get("restarts") or []),
+            "restarts_total": data.get("restarts_total", 0), "given_up": bool(data.get("given_up")),
+            "reason": data.get("reason"), "max_restarts": data.get("max_restarts")}
+
+
 def main():
     module = AnsibleModule(argument_spec={"services": {"type": "list", "elements": "dict", "required": True},
-                                          "timeout": {"type": "int", "default": 5}},
+                                          "timeout": {"type": "int", "default": 5},
+                                          "watchdog_state_dir": {"type": "path", "default": "/var/lib/sglang-watchdog"}},
                            supports_check_mode=True)
     systemctl = module.get_bin_path("systemctl", required=True)
     with open("/proc/uptime", encoding="ascii") as handle:
@@ -101,6 +128,7 @@ def main():
                     row["workers"] = None
                 if row["workers"] is None:
                     row["workers_error"] = f"GET /workers: {code}"
+        row["watchdog"] = _watchdog_state(os.path.join(module.params["watchdog_state_dir"], name + ".json"))
         out[name] = row
     module.exit_json(changed=False, services=out)
 

@@ -7,7 +7,7 @@ import pytest
 
 from ansible_collections.ascend.sglang.plugins.module_utils._ops import (
     find_worker, format_duration, healthy, instances, job_failure, job_settled, parse_systemctl_show, render_table,
-    router_view, routers, status_rows, uptime_seconds, worker_body,
+    router_view, routers, status_rows, uptime_seconds, watchdog_lines, watchdog_text, worker_body,
 )
 from ansible_collections.ascend.sglang.plugins.module_utils._planner import plan
 from ansible_collections.ascend.sglang.plugins.module_utils._profile import load_profile
@@ -157,3 +157,46 @@ def test_status_names_unreachable_hosts_and_unhealthy_services() -> None:
     assert by_name["sglang-prefill-i0-r0"]["router_view"] == "configured (mini-lb: no worker API)"
     assert by_name["sglang-router-i0"]["router_view"] == "mini-lb: no worker API"
     assert not healthy(rows)
+
+
+def test_plan_carries_the_watchdog_facts() -> None:
+    by_name = {s["name"]: s for hp in PD_RUST["hosts"].values() for s in hp["services"]}
+    rank1 = by_name["sglang-decode-i0-r1"]["watchdog"]
+    assert rank1["instance_label"] == "decode instance 0"
+    assert rank1["health_url"] == by_name["sglang-decode-i0-r0"]["health_url"].replace("/health", "/health_generate")
+    assert [(m["host"], m["service"], m["node_rank"]) for m in rank1["members"]] == [
+        ("d0", "sglang-decode-i0-r0", 0), ("d1", "sglang-decode-i0-r1", 1)]
+    router = by_name["sglang-router-i0"]["watchdog"]
+    assert router["router_url"] == f"http://{by_name['sglang-router-i0']['host']}:{by_name['sglang-router-i0']['port']}"
+    assert [(w["instance_label"], w["nnodes"], w["worker_type"]) for w in router["workers"]] == [
+        ("prefill instance 0", 1, "prefill"), ("prefill instance 1", 1, "prefill"), ("decode instance 0", 2, "decode")]
+    assert [w["url"] for w in router["workers"]] == [i["worker"]["url"] for i in instances(PD_RUST)]
+    assert router["workers"][0]["bootstrap_port"] == instances(PD_RUST)[0]["worker"]["bootstrap_port"]
+    # A --mini-lb router has no worker API: nothing for a router-side watchdog to do.
+    assert [s for hp in PD["hosts"].values() for s in hp["services"] if s["role"] == "router"][0]["watchdog"][
+        "router_url"] is None
+
+
+def test_status_shows_the_watchdog_and_a_given_up_instance_is_unhealthy() -> None:
+    observed = _observed(PD)
+    ok = {"kind": "rank", "status": "healthy", "restarts": 1, "given_up": False, "last_check": 100.0}
+    gave_up = {"kind": "rank", "status": "gave up", "restarts": 3, "given_up": True,
+               "reason": "rank 0 /health_generate failed 3 times in a row (last: HTTP 503)"}
+    observed["d0"]["services"]["sglang-decode-i0-r0"]["watchdog"] = ok
+    observed["d1"]["services"]["sglang-decode-i0-r1"]["watchdog"] = ok
+    rows = status_rows(PD, observed)
+    by_name = {r["service"]: r for r in rows}
+    assert by_name["sglang-decode-i0-r0"]["watchdog"] == "healthy, 1 restarts"
+    assert by_name["sglang-prefill-i0-r0"]["watchdog"] == "-"
+    assert healthy(rows) and render_table(rows)[0].rstrip().endswith("watchdog")
+    observed["d1"]["services"]["sglang-decode-i0-r1"]["watchdog"] = gave_up
+    rows = status_rows(PD, observed)
+    assert {r["service"]: r for r in rows}["sglang-decode-i0-r1"]["watchdog"] == (
+        "GAVE UP after 3 restarts: rank 0 /health_generate failed 3 times in a row (last: HTTP 503)")
+    assert not healthy(rows)
+    assert watchdog_text(dict(ok, last_check_age_s=61)) == "healthy, 1 restarts, checked 00:01:01 ago"
+    assert watchdog_text({"kind": "router", "workers": [{"instance": "decode instance 0", "removed": True}]}) == (
+        "took out: decode instance 0")
+    assert watchdog_lines(observed) == [
+        "d0 sglang-decode-i0-r0: healthy, 1 restarts",
+        "d1 sglang-decode-i0-r1: GAVE UP after 3 restarts: rank 0 /health_generate failed 3 times in a row (last: HTTP 503)"]

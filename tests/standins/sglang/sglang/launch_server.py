@@ -4,16 +4,26 @@ Standard library only.  It:
 - records its exact argv (/proc/self/cmdline) and environment to
   $SGLANG_STANDIN_STATE_DIR/<systemd unit>.json (default /var/lib/sglang-standin);
 - multi-node (--nnodes > 1): rank 0 listens on the --dist-init-addr port, ranks > 0 connect to it
-  (bounded retries); when a peer connection drops, every rank exits non-zero, like a collective failure;
-- node rank 0 serves HTTP on --host/--port: GET /health (200 only when every rank is connected and the
-  startup delay is over), /server_info, /get_server_info, /model_info, /get_model_info; POST /generate,
+  (bounded retries); every rank then sends a heartbeat line to its peer(s) every HEARTBEAT_S over that
+  connection. A peer is lost when its connection drops (it died) or when no heartbeat arrived for
+  SGLANG_STANDIN_HEARTBEAT_TIMEOUT seconds (it hangs: SIGSTOP; the only way a stopped peer is noticed).
+  Then, like SGLang (sgl-project/sglang#3099), the surviving ranks do NOT exit: they stay up "blocked in
+  a collective" and stop heartbeating; rank 0 keeps answering /health 200 while /generate, /v1/* and
+  /health_generate never complete, and it accepts a re-joining rank's connection but never completes the
+  rendezvous. A rank > 0 whose rank 0 went away (even one still waiting in the rendezvous) hangs too.
+  SGLANG_STANDIN_PEER_LOSS=exit restores the old, kinder behaviour: every rank exits non-zero at once;
+- node rank 0 serves HTTP on --host/--port: GET /health (200 only when every rank joined and the
+  startup delay is over; still 200 once a peer is lost), GET /health_generate (a real request through
+  every rank: 200 once each peer answered a heartbeat sent after it started; 503 before every rank
+  joined; hangs once a peer is lost), /server_info, /get_server_info, /model_info, /get_model_info; POST /generate,
   /v1/completions, /v1/chat/completions (SSE streaming too, ending "data: [DONE]") in prefill, decode
   or mixed behaviour; a streamed /generate of a decode or mixed server sends max_new_tokens tokens one event
   at a time (cumulative text, meta_info.completion_tokens), as sglang.bench_serving reads them; a decode answer echoes the bootstrap fields it received; every request is logged
   to <unit>.requests.jsonl.  Never reports a model or tokenizer path.
 Test knobs (environment): SGLANG_STANDIN_STARTUP_DELAY (seconds, default 1),
 SGLANG_STANDIN_NEVER_HEALTHY=1 (/health stays 503), SGLANG_STANDIN_STATE_DIR,
-SGLANG_STANDIN_TOKEN_INTERVAL_MS (streamed /generate, default 5).
+SGLANG_STANDIN_TOKEN_INTERVAL_MS (streamed /generate, default 5), SGLANG_STANDIN_HEARTBEAT_TIMEOUT (seconds,
+default 3), SGLANG_STANDIN_PEER_LOSS (unset: hang like SGLang; "exit": exit at once).
 """
 from __future__ import annotations
 
@@ -30,6 +40,10 @@ STATE_DIR = os.environ.get("SGLANG_STANDIN_STATE_DIR", "/var/lib/sglang-standin"
 # Streamed /generate: seconds between tokens (the benchmark measures it as TPOT / ITL), and a bound.
 TOKEN_INTERVAL_S = float(os.environ.get("SGLANG_STANDIN_TOKEN_INTERVAL_MS", "5")) / 1000
 MAX_STREAM_TOKENS = 4096
+# Heartbeats between the ranks over the dist-init connection (a stand-in for the collectives).
+HEARTBEAT_S = 0.1
+HEARTBEAT_TIMEOUT_S = float(os.environ.get("SGLANG_STANDIN_HEARTBEAT_TIMEOUT", "3"))
+PEER_LOSS_EXIT = os.environ.get("SGLANG_STANDIN_PEER_LOSS") == "exit"
 
 
 def log(msg: str) -> None:
@@ -84,15 +98,41 @@ class State:
         self.port = int(str(opts.get("--port", "30000")))
         self.peers: set[int] = set()
         self.lock = threading.Lock()
+        self.changed = threading.Condition(self.lock)
+        self.last_heartbeat: dict[int, float] = {}  # peer rank -> time its last heartbeat arrived
+        self.broken: str | None = None  # why this rank is "blocked in a collective"
         self.started = time.time()
         self.delay = float(os.environ.get("SGLANG_STANDIN_STARTUP_DELAY", "1"))
         self.never_healthy = os.environ.get("SGLANG_STANDIN_NEVER_HEALTHY") == "1"
 
     def healthy(self) -> bool:
+        """/health: the process is up and every rank joined (a lost peer does not change it)."""
         if self.never_healthy or time.time() - self.started < self.delay:
             return False
         with self.lock:
             return len(self.peers) == self.nnodes - 1
+
+    def collective(self) -> bool:
+        """What a request needs from every rank: False at once while the instance is not formed; blocks
+        until each peer sent a heartbeat after the call; never returns once a peer is lost (a hang)."""
+        if not self.healthy():
+            return False
+        start = time.time()
+        with self.changed:
+            while self.broken or any(self.last_heartbeat.get(r, 0) < start for r in self.peers):
+                self.changed.wait(1)
+        return True
+
+    def lose(self, what: str) -> None:
+        """A peer is gone (connection dropped) or silent (no heartbeat): exit (old knob) or hang."""
+        if PEER_LOSS_EXIT:
+            die(f"lost {what}: collective failure, exiting")
+        with self.changed:
+            if self.broken:
+                return
+            self.broken = what
+            self.changed.notify_all()
+        log(f"lost {what}: blocked in a collective, not exiting (requests hang, /health still answers)")
 
     def identity(self) -> dict[str, object]:
         return {"unit": self.unit, "role": self.role, "hostname": socket.gethostname(), "host": self.host,
@@ -106,14 +146,38 @@ def die(msg: str) -> None:
     os._exit(3)
 
 
-def watch(conn: socket.socket, what: str) -> None:
-    """Blocks until the peer connection closes, then takes this rank down (collective failure)."""
-    try:
-        while conn.recv(64):
-            pass
-    except OSError:
-        pass
-    die(f"lost {what}: collective failure, exiting")
+def heartbeat(state: State, conn: socket.socket, peer: int, what: str) -> None:
+    """Sends a heartbeat every HEARTBEAT_S until this rank is broken; reads the peer's, which mark it
+    alive; a dropped connection or HEARTBEAT_TIMEOUT_S of silence loses the peer."""
+    def send() -> None:
+        while not state.broken:
+            try:
+                conn.sendall(b"hb\n")
+            except OSError:
+                return
+            time.sleep(HEARTBEAT_S)
+
+    threading.Thread(target=send, daemon=True).start()
+    conn.settimeout(HEARTBEAT_TIMEOUT_S)
+    with state.changed:
+        state.last_heartbeat[peer] = time.time()
+    while True:
+        try:
+            data = conn.recv(64)
+        except socket.timeout:
+            state.lose(f"{what} (no heartbeat for {HEARTBEAT_TIMEOUT_S:g} s)")
+            break
+        except OSError:
+            data = b""
+        if not data:
+            state.lose(f"{what} (connection dropped)")
+            break
+        with state.changed:
+            state.last_heartbeat[peer] = time.time()
+            state.changed.notify_all()
+    # Blocked in the collective: this rank never talks to the peer again; the socket stays open.
+    while True:
+        time.sleep(3600)
 
 
 def rendezvous(state: State) -> None:
@@ -127,6 +191,7 @@ def rendezvous(state: State) -> None:
         srv = socket.create_server(("", int(port)), reuse_port=False)
         srv.listen(16)
         log(f"rank 0 waiting for {state.nnodes - 1} peer(s) on {addr}")
+        held: list[socket.socket] = []  # joins a broken rank 0 accepted but never answers
 
         def accept() -> None:
             while True:
@@ -143,6 +208,10 @@ def rendezvous(state: State) -> None:
                     conn.close()
                     continue
                 with state.lock:
+                    if state.broken:
+                        held.append(conn)
+                        log(f"rank {rank} tries to join from {peer[0]}: blocked, no answer")
+                        continue
                     if rank in state.peers or not 0 < rank < state.nnodes:
                         conn.close()
                         continue
@@ -150,7 +219,8 @@ def rendezvous(state: State) -> None:
                     count = len(state.peers)
                 log(f"rank {rank} joined from {peer[0]} ({count + 1}/{state.nnodes})")
                 conn.sendall(b"ok\n")
-                threading.Thread(target=watch, args=(conn, f"node rank {rank}"), daemon=True).start()
+                threading.Thread(target=heartbeat, args=(state, conn, rank, f"node rank {rank}"),
+                                 daemon=True).start()
 
         threading.Thread(target=accept, daemon=True).start()
     else:
@@ -165,8 +235,20 @@ def rendezvous(state: State) -> None:
                 if time.time() > deadline:
                     die(f"rendezvous with {addr} timed out: {exc}")
                 time.sleep(0.5)
+        # Connected: wait for rank 0 to complete the rendezvous (a blocked rank 0 never does).
+        answer = b""
+        while not answer.endswith(b"\n"):
+            try:
+                chunk = conn.recv(64)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                state.lose("node rank 0 (connection dropped during the rendezvous)")
+                while True:
+                    time.sleep(3600)
+            answer += chunk
         log(f"rank {state.rank} connected to rank 0 at {addr}")
-        watch(conn, "node rank 0")  # blocks: ranks > 0 serve no HTTP
+        heartbeat(state, conn, 0, "node rank 0")  # blocks: ranks > 0 serve no HTTP
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -187,8 +269,11 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802
         st = self.state
         path = self.path.split("?")[0]
-        if path in ("/health", "/health_generate"):
+        if path == "/health":
             ok = st.healthy()
+            self._json(200 if ok else 503, {"healthy": ok, **st.identity()})
+        elif path == "/health_generate":
+            ok = st.collective()  # hangs once a peer is lost
             self._json(200 if ok else 503, {"healthy": ok, **st.identity()})
         elif path in ("/server_info", "/get_server_info"):
             info = {"version": "0.0.0+standin", "disaggregation_mode": st.role if st.role != "mixed" else "null",
@@ -218,7 +303,7 @@ class Handler(BaseHTTPRequestHandler):
         if path not in ("/generate", "/v1/completions", "/v1/chat/completions"):
             self._json(404, {"error": f"no route {path}"})
             return
-        if not st.healthy():
+        if not st.collective():  # hangs once a peer is lost
             self._json(503, {"error": "not ready"})
             return
         standin = {**st.identity(), **boot}
@@ -257,6 +342,8 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         for chunk in chunks:
             time.sleep(interval)
+            if st.broken:
+                st.collective()  # a peer was lost mid-stream: the rest never comes
             self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
             self.wfile.flush()
         self.wfile.write(b"data: [DONE]\n\n")

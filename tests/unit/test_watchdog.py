@@ -1,0 +1,148 @@
+"""Decision logic of the instance watchdog (roles/sglang_service/files/sglang_watchdog.py), without systemd:
+evidence -> action, grace, backoff, give-up, and the router side's out / back in."""
+from __future__ import annotations
+
+import importlib.util
+import pathlib
+
+import pytest
+
+PATH = pathlib.Path(__file__).resolve().parents[2] / "roles/sglang_service/files/sglang_watchdog.py"
+spec = importlib.util.spec_from_file_location("sglang_watchdog", PATH)
+wd = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(wd)
+
+CFG = {"unit": "sglang-decode-i0-r1.service", "instance_label": "decode instance 0", "node_rank": 1, "nnodes": 2,
+       "interval": 1, "timeout": 2, "failures": 3, "startup_grace": 10, "max_restarts": 3, "window": 600,
+       "backoff_initial": 5, "backoff_max": 8}
+RANK0 = dict(CFG, node_rank=0, unit="sglang-decode-i0-r0.service")
+
+
+def obs(active="active", inv="A", ok=None, error=None):
+    return {"active_state": active, "invocation": inv, "health_ok": ok, "health_error": error}
+
+
+def run(cfg, state, observations, start=0.0, step=1.0):
+    """Feeds observations one interval apart; returns the (time, action, message) of every check."""
+    out = []
+    now = start
+    for o in observations:
+        action, state, msg = wd.decide(state, o, cfg, now)
+        out.append((now, action, msg))
+        now += step
+    return out, state
+
+
+def started(cfg, inv="A", at=0.0):
+    """State of a watchdog that saw the unit start at ``at``."""
+    _, state, _ = wd.decide(wd.new_state(), obs(inv=inv, ok=True), cfg, at)
+    return state
+
+
+def test_grace_of_rank0_covers_the_other_ranks_reaction():
+    assert wd.grace_seconds(CFG) == 10
+    assert wd.grace_seconds(RANK0) == 10 + 3 * (1 + 2) + 1
+    assert wd.grace_seconds(dict(RANK0, nnodes=1)) == 10
+
+
+def test_healthy_instance_needs_nothing():
+    results, state = run(CFG, started(CFG), [obs(ok=True)] * 5, start=100)
+    assert [a for _, a, _ in results] == ["none"] * 5
+    assert state["status"] == "healthy" and state["failures"] == 0 and state["restarts"] == []
+
+
+def test_n_failures_in_a_row_restart_once_the_grace_is_over():
+    state = started(CFG, at=0)
+    # Inside the grace (10 s after the start) nothing counts.
+    results, state = run(CFG, state, [obs(ok=False, error="timed out")] * 5, start=1)
+    assert all(a == "none" for _, a, _ in results) and state["failures"] == 0 and state["status"] == "starting"
+    results, state = run(CFG, state, [obs(ok=False, error="timed out")] * 3, start=20)
+    assert [a for _, a, _ in results] == ["none", "none", "restart"]
+    assert "failed 3 times in a row (last: timed out)" in results[-1][2]
+    assert state["restarts"] == [22] and state["failures"] == 0 and state["restarts_total"] == 1
+
+
+def test_a_success_resets_the_count():
+    state = started(CFG, at=0)
+    seq = [obs(ok=False), obs(ok=False), obs(ok=True), obs(ok=False), obs(ok=False)]
+    results, state = run(CFG, state, seq, start=20)
+    assert all(a == "none" for _, a, _ in results) and state["failures"] == 2
+
+
+def test_failed_unit_is_evidence_at_once_inactive_and_activating_are_not():
+    state = started(CFG, at=0)
+    action, state2, msg = wd.decide(state, obs(active="failed"), CFG, 1)  # even inside the grace
+    assert action == "restart" and "unit sglang-decode-i0-r1.service failed" in msg
+    for active in ("inactive", "activating", "deactivating"):
+        action, st, _ = wd.decide(state, obs(active=active), CFG, 50)
+        assert action == "none" and st["failures"] == 0
+
+
+def test_new_invocation_restarts_the_grace():
+    state = started(CFG, at=0)
+    _, state = run(CFG, state, [obs(ok=False)] * 2, start=20)
+    assert state["failures"] == 2
+    action, state, _ = wd.decide(state, obs(inv="B", ok=False), CFG, 22)  # restarted by systemd meanwhile
+    assert action == "none" and state["failures"] == 0 and state["started_at"] == 22 and state["status"] == "starting"
+
+
+def test_backoff_doubles_up_to_its_maximum():
+    assert [wd.backoff_seconds(CFG, k) for k in range(5)] == [0, 5, 8, 8, 8]
+    assert [wd.backoff_seconds(dict(CFG, backoff_max=600), k) for k in range(4)] == [0, 5, 10, 20]
+
+
+def test_restarts_wait_for_the_backoff_then_give_up_and_say_so():
+    cfg = dict(CFG, startup_grace=1)
+    state = started(cfg, at=0)
+    actions = []
+    now = 10.0
+    for _ in range(60):
+        action, state, msg = wd.decide(state, obs(active="failed"), cfg, now)
+        actions.append((now, action, msg))
+        now += 1
+    restarts = [t for t, a, _ in actions if a == "restart"]
+    assert restarts == [10, 15, 23]  # backoff 5 then 8 (max)
+    gave_up = [(t, m) for t, a, m in actions if a == "give_up"]
+    assert len(gave_up) == 1 and gave_up[0][0] == 24
+    assert "giving up on decode instance 0" in gave_up[0][1] and "3 restarts within 600 s" in gave_up[0][1]
+    assert state["given_up"] and state["status"] == "gave up" and "unit sglang-decode-i0-r1.service failed" in state["reason"]
+    assert all(a == "none" for t, a, _ in actions if t > 24)
+
+
+def test_restarts_age_out_of_the_window():
+    cfg = dict(CFG, startup_grace=1, window=100)
+    state = started(cfg, at=0)
+    state["restarts"] = [5, 20, 30]
+    action, state, _ = wd.decide(state, obs(active="failed"), cfg, 50)
+    assert action == "give_up"
+    state = dict(state, given_up=False, restarts=[5, 20, 30])
+    action, state, _ = wd.decide(state, obs(active="failed"), cfg, 125)  # 5 and 20 aged out
+    assert action == "restart" and state["restarts"] == [30, 125]
+
+
+def test_given_up_clears_once_healthy_again():
+    state = dict(started(CFG, at=0), given_up=True, reason="x", status="gave up")
+    action, state, msg = wd.decide(state, obs(ok=True), CFG, 100)
+    assert action == "none" and not state["given_up"] and state["reason"] is None and "healthy again" in msg
+
+
+@pytest.mark.parametrize("failures", [1, 3])
+def test_router_side_takes_out_after_n_failures_and_back_at_first_success(failures):
+    cfg = {"failures": failures}
+    ws = {"failures": 0, "removed": False}
+    actions = []
+    for _ in range(failures + 2):
+        action, ws = wd.decide_worker(ws, False, "timed out", cfg)
+        actions.append(action)
+        if action == "remove":
+            ws["removed"] = True
+    assert actions == ["none"] * (failures - 1) + ["remove", "none", "none"]
+    action, ws = wd.decide_worker(ws, True, None, cfg)
+    assert action == "add" and ws["failures"] == 0
+    ws["removed"] = False
+    assert wd.decide_worker(ws, True, None, cfg)[0] == "none"  # never adds what it did not take out
+
+
+def test_a_new_watchdog_counts_the_grace_from_the_units_start():
+    action, state, _ = wd.decide(wd.new_state(), dict(obs(ok=False), active_since=100.0), CFG, 500)
+    assert state["started_at"] == 100.0 and state["failures"] == 1  # long past the grace: counts at once
