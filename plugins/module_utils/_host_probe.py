@@ -288,8 +288,9 @@ def runtime_stack(spec: Mapping[str, Any], timeout: float) -> dict[str, Any]:
     modules = " ".join(shlex.quote(m) for m in spec.get("modules") or MODULES)
     lines.append(f"exec {shlex.quote(spec['python'])} -c {shlex.quote(PROBE_SCRIPT)} {modules}")
     try:
-        proc = subprocess.run(["bash", "-c", "\n".join(lines)], capture_output=True, text=True, timeout=timeout,
-                              check=False)
+        # Not AnsibleModule.run_command: no module object here, and the probe needs a timeout.
+        proc = subprocess.run(["bash", "-c", "\n".join(lines)],  # pylint: disable=ansible-bad-function
+                              capture_output=True, text=True, timeout=timeout, check=False)
         rc, out, err = proc.returncode, proc.stdout, proc.stderr
     except subprocess.TimeoutExpired as exc:
         partial = exc.stdout or b""

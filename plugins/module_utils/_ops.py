@@ -282,8 +282,8 @@ COLUMNS = (("host", "host"), ("role", "role"), ("instance", "inst"), ("node_rank
 
 
 def render_table(rows: Sequence[Mapping[str, Any]]) -> list[str]:
-    cells = [[str(r.get(key, "")) for key, _ in COLUMNS] for r in rows]
-    head = [title for _, title in COLUMNS]
+    cells = [[str(r.get(key, "")) for key, _unused in COLUMNS] for r in rows]
+    head = [title for _unused, title in COLUMNS]
     widths = [max(len(c[i]) for c in (head, *cells)) for i in range(len(head))]
     fmt = " | ".join("{:<%d}" % w for w in widths)
     return [fmt.format(*head), "-+-".join("-" * w for w in widths)] + [fmt.format(*c).rstrip() for c in cells]

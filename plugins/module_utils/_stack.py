@@ -87,7 +87,7 @@ def parse_probe(rc: int, stdout: str, stderr: str, python: str) -> dict[str, Any
     found: dict[str, Any] = {}
     for line in stdout.splitlines():
         if line.startswith(MARK):
-            kind, _, payload = line[len(MARK):].partition(" ")
+            kind, _unused, payload = line[len(MARK):].partition(" ")
             try:
                 found[kind] = json.loads(payload)
             except ValueError:

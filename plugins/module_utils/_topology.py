@@ -71,8 +71,8 @@ def host_facts(name: str, hostvars: Mapping[str, Any], errors: Collector | None 
             address = contract.address(hostvars[var], errors, contract.Where(var, group, name))
             break
     else:
-        var, address = "inventory_hostname", contract.address(name, errors,
-                                                               contract.Where("inventory_hostname", group, name))
+        var = "inventory_hostname"
+        address = contract.address(name, errors, contract.Where(var, group, name))
     nic = hostvars.get("sglang_nic")
     if nic is not None:
         # A refused NIC is kept as text so that the multi-node check does not also call it missing;

@@ -35,7 +35,7 @@ options:
 extends_documentation_fragment:
   - ascend.sglang.attributes.controller
 author:
-  - ascend.sglang contributors
+  - ascend.sglang maintainers (!UNKNOWN)
 """
 
 EXAMPLES = r"""

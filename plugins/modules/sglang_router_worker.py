@@ -61,7 +61,7 @@ options:
 extends_documentation_fragment:
   - ascend.sglang.attributes.host
 author:
-  - ascend.sglang contributors
+  - ascend.sglang maintainers (!UNKNOWN)
 """
 
 EXAMPLES = r"""

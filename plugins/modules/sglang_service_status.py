@@ -33,7 +33,7 @@ options:
 extends_documentation_fragment:
   - ascend.sglang.attributes.host
 author:
-  - ascend.sglang contributors
+  - ascend.sglang maintainers (!UNKNOWN)
 """
 
 EXAMPLES = r"""
@@ -83,9 +83,8 @@ def _watchdog_state(path):
     except (OSError, ValueError):
         return None
     if data.get("kind") == "router":
-        return {"kind": "router", "workers": [{k: w.get(k) for k in ("instance", "url", "removed", "failures",
-                                                                  "last_check", "last_result")}
-                                              for w in data.get("workers") or []]}
+        keys = ("instance", "url", "removed", "failures", "last_check", "last_result")
+        return {"kind": "router", "workers": [{k: w.get(k) for k in keys} for w in data.get("workers") or []]}
     checked = data.get("last_check")
     age = int(time.time() - checked) if isinstance(checked, (int, float)) else None  # this host's clock
     return {"kind": "rank", "status": data.get("status"), "last_check": checked, "last_check_age_s": age,
@@ -116,7 +115,7 @@ def main():
         if rc != 0:
             row["error"] = stderr.strip()
         if svc.get("health_url"):
-            row["health"], _ = _get(str(svc["health_url"]), module.params["timeout"])
+            row["health"], _unused = _get(str(svc["health_url"]), module.params["timeout"])
         if svc.get("role") == "router":
             if "--mini-lb" in [str(a) for a in svc.get("argv") or []]:
                 row["workers_error"] = "mini-lb: no worker API"

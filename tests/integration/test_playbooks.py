@@ -115,7 +115,7 @@ def test_example_render_matches_the_documented_pd32_layout(rendered) -> None:
 
 
 def test_render_uses_the_deployment_modes(rendered) -> None:
-    out, _ = rendered("example")
+    out, _unused = rendered("example")
     modes = {p.name.split(".", 1)[1] if p.name.startswith("sglang-") else p.name: p.stat().st_mode & 0o777
              for p in out.rglob("*") if p.is_file()}
     assert modes == {"env": 0o640, "json": 0o640, "sh": 0o755, "service": 0o644, "cann_env.sh": 0o644,

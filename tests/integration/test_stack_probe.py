@@ -90,20 +90,20 @@ def test_matching_stack_passes(planned, host):
 
 def test_torch_npu_for_another_torch(planned, host, monkeypatch):
     monkeypatch.setenv("STANDIN_TORCH_VERSION", "2.9.1")
-    _, findings = probe(planned)
+    _unused, findings = probe(planned)
     assert ("stack_torch_npu", "fail", "torch 2.9.1, torch_npu 2.8.0.post2.dev20251224") in failures(findings)
     assert ("stack_reference", "warn", "torch 2.9.1") in failures(findings)
-    _, findings = probe(planned, policy="fail")
+    _unused, findings = probe(planned, policy="fail")
     assert ("stack_reference", "fail", "torch 2.9.1") in failures(findings)
 
 
 def test_too_few_npus(planned, host, monkeypatch):
     (host / "shape").write_text("a2\n")   # the stand-in driver's node has 8 NPUs; the plan uses 16
-    _, findings = probe(planned)
+    _unused, findings = probe(planned)
     assert failures(findings) == {("stack_npus", "fail", "torch.npu.device_count() = 8")}
     (host / "shape").write_text("a3\n")
     monkeypatch.setenv("ASCEND_RT_VISIBLE_DEVICES", "0,1,2,3")
-    _, findings = probe(planned)
+    _unused, findings = probe(planned)
     assert failures(findings) == {
         ("stack_npus", "fail", "torch.npu.device_count() = 4 (ASCEND_RT_VISIBLE_DEVICES=0,1,2,3)")}
 

@@ -50,7 +50,7 @@ def test_each_missing_wheel_is_named(tmp_path):
 
 def test_without_a_wheelhouse_and_with_a_wrong_one(tmp_path):
     got = install_plan("0.5.6.post2", {}, "")
-    assert [p.split(" ")[0] for p in got["problems"]] == ["torch", "torch_npu", "sgl-kernel-npu", "deep-ep"]
+    assert [p.split(" ", maxsplit=1)[0] for p in got["problems"]] == ["torch", "torch_npu", "sgl-kernel-npu", "deep-ep"]
     assert all("on no package index" in p for p in got["problems"])
     assert install_plan("0.5.6.post2", {}, str(tmp_path / "absent"))["problems"] == [
         f"sglang_wheelhouse {tmp_path / 'absent'} is not a directory on the controller"]
@@ -58,7 +58,7 @@ def test_without_a_wheelhouse_and_with_a_wrong_one(tmp_path):
 
 def test_undocumented_release_needs_the_stack_from_the_inventory(tmp_path):
     got = install_plan("0.5.9", {}, str(tmp_path))
-    assert [p.split(":")[0] for p in got["problems"]] == ["torch", "torch_npu", "sgl-kernel-npu", "deep-ep"]
+    assert [p.split(":", maxsplit=1)[0] for p in got["problems"]] == ["torch", "torch_npu", "sgl-kernel-npu", "deep-ep"]
     assert "sglang_server_stack.torch" in got["problems"][0]
     wheels = ("torch-2.9.0+cpu-cp311-cp311-linux_aarch64.whl", "torch_npu-2.9.0-cp311-cp311-linux_aarch64.whl",
               "sgl_kernel_npu-2026.1.20-cp311-cp311-linux_aarch64.whl", "deep_ep-1.0.1-cp311-cp311-linux_aarch64.whl")

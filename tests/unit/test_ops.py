@@ -69,8 +69,8 @@ LISTING = {"workers": [
 def test_find_worker_and_body() -> None:
     assert find_worker(LISTING, "http://10.0.0.13:8001")["id"] == "b"
     assert find_worker(LISTING, "http://10.0.0.12:8000") is None and find_worker(None, "x") is None
-    assert worker_body("http://h:1", "prefill", 8998) == {"url": "http://h:1", "worker_type": "prefill",
-                                                         "bootstrap_port": 8998}
+    assert worker_body("http://h:1", "prefill", 8998) == {
+        "url": "http://h:1", "worker_type": "prefill", "bootstrap_port": 8998}
     assert worker_body("http://h:1", "decode", 8998) == {"url": "http://h:1", "worker_type": "decode"}
     with pytest.raises(ValueError):
         worker_body("http://h:1", "mixed")

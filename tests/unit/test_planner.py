@@ -47,8 +47,8 @@ def test_pd32_layout_ranks_ports_and_addresses():
     p = plan(load_profile(PD32), inventory(prefill=2, decode=2, router=1))
     prefill = services(p, "prefill")
     decode = services(p, "decode")
-    assert [(s.name, s.node_rank, s.nnodes) for s in prefill] == [("sglang-prefill-i0-r0", 0, 1),
-                                                                   ("sglang-prefill-i1-r0", 0, 1)]
+    assert [(s.name, s.node_rank, s.nnodes) for s in prefill] == [
+        ("sglang-prefill-i0-r0", 0, 1), ("sglang-prefill-i1-r0", 0, 1)]
     assert [s.bootstrap_port for s in prefill] == [8998, 8999]
     assert [flag(s.argv, "--disaggregation-bootstrap-port") for s in prefill] == ["8998", "8999"]
     assert [(s.name, s.node_rank) for s in decode] == [("sglang-decode-i0-r0", 0), ("sglang-decode-i0-r1", 1)]
@@ -140,14 +140,14 @@ def test_multi_node_instance_needs_a_nic_per_host():
     assert ("decode", "decode0", "sglang_nic") in findings_of(exc)
     assert ("decode", "decode1", "sglang_nic") in findings_of(exc)
     # single-node prefill instances use lo and need none
-    assert not any(group == "prefill" for group, _, _ in findings_of(exc))
+    assert not any(group == "prefill" for group, _unused, _unused in findings_of(exc))
 
 
 def test_missing_model_and_draft_paths_are_named():
     with pytest.raises(PlanError) as exc:
         plan(load_profile(PD24), inventory(prefill=1, decode=2, router=1, sglang_model_path="",
                                            sglang_draft_model_path=None))
-    variables = {v for _, _, v in findings_of(exc)}
+    variables = {v for _unused, _unused, v in findings_of(exc)}
     assert {"sglang_model_path", "sglang_draft_model_path"} <= variables
 
 
@@ -167,7 +167,7 @@ def test_host_in_two_groups_and_duplicate_addresses_are_rejected():
 def test_pd_profile_needs_router_and_no_mixed_hosts():
     with pytest.raises(PlanError) as exc:
         plan(load_profile(PD32), inventory(prefill=2, decode=2, mixed=1))
-    groups = {g for g, _, _ in findings_of(exc)}
+    groups = {g for g, _unused, _unused in findings_of(exc)}
     assert {"router", "mixed"} <= groups
 
 
@@ -212,7 +212,7 @@ def test_bad_override_flag_is_rejected_with_its_variable():
                                                                      "decoder": {}})
     with pytest.raises(PlanError) as exc:
         plan(load_profile(PD32), inv)
-    variables = {v for _, _, v in findings_of(exc)}
+    variables = {v for _unused, _unused, v in findings_of(exc)}
     assert "sglang_overrides.decode.args.-max-running" in variables and "sglang_overrides.decoder" in variables
 
 
@@ -300,6 +300,6 @@ def test_computed_flags_cannot_be_overridden():
         "decode": {"args": {"--dist-init-addr": "1.2.3.4:5000", "--node-rank": None}}})
     with pytest.raises(PlanError) as exc:
         plan(load_profile(PD32), inv)
-    variables = {v for _, _, v in findings_of(exc)}
+    variables = {v for _unused, _unused, v in findings_of(exc)}
     assert {"sglang_overrides.decode.args.--dist-init-addr", "sglang_overrides.decode.args.--node-rank"} <= variables
     assert "rank 0 is the first host of an instance" in str(exc.value)

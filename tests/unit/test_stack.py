@@ -216,16 +216,16 @@ def test_one_stack_probe_per_server_interpreter_none_on_the_router():
 def test_npus_needed_count_base_gpu_id():
     profile, p = make_plan(A2_MIXED, mixed=1)
     # --tp-size 4 from --base-gpu-id 4: devices 4-7, so 8 must be visible although 4 are used.
-    _, findings = stack_findings(profile, p, "mixed0", matching(count=4))
+    _unused, findings = stack_findings(profile, p, "mixed0", matching(count=4))
     f = [x for x in findings if x.check == "stack_npus"][0]
     assert f.severity == "fail" and f.expected.startswith(">= 8 NPUs") and "--base-gpu-id 4" in f.expected
-    _, findings = stack_findings(profile, p, "mixed0", matching(count=8))
+    _unused, findings = stack_findings(profile, p, "mixed0", matching(count=8))
     assert [(x.check, x.severity) for x in findings if x.severity != "ok"] == []
 
 
 def test_stack_rows_are_in_the_table_even_when_ok():
     profile, p = make_plan(A2_MIXED, mixed=1)
-    _, findings = stack_findings(profile, p, "mixed0", matching(count=8))
+    _unused, findings = stack_findings(profile, p, "mixed0", matching(count=8))
     rows = [line for line in render_table(findings, widths=(6, 24, 30, 300, 120, 52)) if line.startswith("| OK")]
     assert len(rows) == 1 and "| stack " in rows[0] and "torch_npu 2.8.0.post2.dev20251224" in rows[0]
     assert "8 NPUs visible to torch" in rows[0]  # the other ok rows (stack_npus, ...) stay hidden

@@ -35,7 +35,7 @@ def run(cfg, state, observations, start=0.0, step=1.0):
 
 def started(cfg, inv="A", at=0.0):
     """State of a watchdog that saw the unit start at ``at``."""
-    _, state, _ = wd.decide(wd.new_state(), obs(inv=inv, ok=True), cfg, at)
+    _unused, state, _unused = wd.decide(wd.new_state(), obs(inv=inv, ok=True), cfg, at)
     return state
 
 
@@ -47,7 +47,7 @@ def test_grace_of_rank0_covers_the_other_ranks_reaction():
 
 def test_healthy_instance_needs_nothing():
     results, state = run(CFG, started(CFG), [obs(ok=True)] * 5, start=100)
-    assert [a for _, a, _ in results] == ["none"] * 5
+    assert [a for _unused, a, _unused in results] == ["none"] * 5
     assert state["status"] == "healthy" and state["failures"] == 0 and state["restarts"] == []
 
 
@@ -55,9 +55,9 @@ def test_n_failures_in_a_row_restart_once_the_grace_is_over():
     state = started(CFG, at=0)
     # Inside the grace (10 s after the start) nothing counts.
     results, state = run(CFG, state, [obs(ok=False, error="timed out")] * 5, start=1)
-    assert all(a == "none" for _, a, _ in results) and state["failures"] == 0 and state["status"] == "starting"
+    assert all(a == "none" for _unused, a, _unused in results) and state["failures"] == 0 and state["status"] == "starting"
     results, state = run(CFG, state, [obs(ok=False, error="timed out")] * 3, start=20)
-    assert [a for _, a, _ in results] == ["none", "none", "restart"]
+    assert [a for _unused, a, _unused in results] == ["none", "none", "restart"]
     assert "failed 3 times in a row (last: timed out)" in results[-1][2]
     assert state["restarts"] == [22] and state["failures"] == 0 and state["restarts_total"] == 1
 
@@ -66,7 +66,7 @@ def test_a_success_resets_the_count():
     state = started(CFG, at=0)
     seq = [obs(ok=False), obs(ok=False), obs(ok=True), obs(ok=False), obs(ok=False)]
     results, state = run(CFG, state, seq, start=20)
-    assert all(a == "none" for _, a, _ in results) and state["failures"] == 2
+    assert all(a == "none" for _unused, a, _unused in results) and state["failures"] == 2
 
 
 def test_failed_unit_is_evidence_at_once_inactive_and_activating_are_not():
@@ -74,15 +74,15 @@ def test_failed_unit_is_evidence_at_once_inactive_and_activating_are_not():
     action, state2, msg = wd.decide(state, obs(active="failed"), CFG, 1)  # even inside the grace
     assert action == "restart" and "unit sglang-decode-i0-r1.service failed" in msg
     for active in ("inactive", "activating", "deactivating"):
-        action, st, _ = wd.decide(state, obs(active=active), CFG, 50)
+        action, st, _unused = wd.decide(state, obs(active=active), CFG, 50)
         assert action == "none" and st["failures"] == 0
 
 
 def test_new_invocation_restarts_the_grace():
     state = started(CFG, at=0)
-    _, state = run(CFG, state, [obs(ok=False)] * 2, start=20)
+    _unused, state = run(CFG, state, [obs(ok=False)] * 2, start=20)
     assert state["failures"] == 2
-    action, state, _ = wd.decide(state, obs(inv="B", ok=False), CFG, 22)  # restarted by systemd meanwhile
+    action, state, _unused = wd.decide(state, obs(inv="B", ok=False), CFG, 22)  # restarted by systemd meanwhile
     assert action == "none" and state["failures"] == 0 and state["started_at"] == 22 and state["status"] == "starting"
 
 
@@ -96,27 +96,27 @@ def test_restarts_wait_for_the_backoff_then_give_up_and_say_so():
     state = started(cfg, at=0)
     actions = []
     now = 10.0
-    for _ in range(60):
+    for _unused in range(60):
         action, state, msg = wd.decide(state, obs(active="failed"), cfg, now)
         actions.append((now, action, msg))
         now += 1
-    restarts = [t for t, a, _ in actions if a == "restart"]
+    restarts = [t for t, a, _unused in actions if a == "restart"]
     assert restarts == [10, 15, 23]  # backoff 5 then 8 (max)
     gave_up = [(t, m) for t, a, m in actions if a == "give_up"]
     assert len(gave_up) == 1 and gave_up[0][0] == 24
     assert "giving up on decode instance 0" in gave_up[0][1] and "3 restarts within 600 s" in gave_up[0][1]
     assert state["given_up"] and state["status"] == "gave up" and "unit sglang-decode-i0-r1.service failed" in state["reason"]
-    assert all(a == "none" for t, a, _ in actions if t > 24)
+    assert all(a == "none" for t, a, _unused in actions if t > 24)
 
 
 def test_restarts_age_out_of_the_window():
     cfg = dict(CFG, startup_grace=1, window=100)
     state = started(cfg, at=0)
     state["restarts"] = [5, 20, 30]
-    action, state, _ = wd.decide(state, obs(active="failed"), cfg, 50)
+    action, state, _unused = wd.decide(state, obs(active="failed"), cfg, 50)
     assert action == "give_up"
     state = dict(state, given_up=False, restarts=[5, 20, 30])
-    action, state, _ = wd.decide(state, obs(active="failed"), cfg, 125)  # 5 and 20 aged out
+    action, state, _unused = wd.decide(state, obs(active="failed"), cfg, 125)  # 5 and 20 aged out
     assert action == "restart" and state["restarts"] == [30, 125]
 
 
@@ -131,7 +131,7 @@ def test_router_side_takes_out_after_n_failures_and_back_at_first_success(failur
     cfg = {"failures": failures}
     ws = {"failures": 0, "removed": False}
     actions = []
-    for _ in range(failures + 2):
+    for _unused in range(failures + 2):
         action, ws = wd.decide_worker(ws, False, "timed out", cfg)
         actions.append(action)
         if action == "remove":
@@ -144,5 +144,5 @@ def test_router_side_takes_out_after_n_failures_and_back_at_first_success(failur
 
 
 def test_a_new_watchdog_counts_the_grace_from_the_units_start():
-    action, state, _ = wd.decide(wd.new_state(), dict(obs(ok=False), active_since=100.0), CFG, 500)
+    action, state, _unused = wd.decide(wd.new_state(), dict(obs(ok=False), active_since=100.0), CFG, 500)
     assert state["started_at"] == 100.0 and state["failures"] == 1  # long past the grace: counts at once

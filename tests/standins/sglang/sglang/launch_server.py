@@ -18,7 +18,8 @@ Standard library only.  It:
   joined; hangs once a peer is lost), /server_info, /get_server_info, /model_info, /get_model_info; POST /generate,
   /v1/completions, /v1/chat/completions (SSE streaming too, ending "data: [DONE]") in prefill, decode
   or mixed behaviour; a streamed /generate of a decode or mixed server sends max_new_tokens tokens one event
-  at a time (cumulative text, meta_info.completion_tokens), as sglang.bench_serving reads them; a decode answer echoes the bootstrap fields it received; every request is logged
+  at a time (cumulative text, meta_info.completion_tokens), as sglang.bench_serving reads them; a decode answer
+  echoes the bootstrap fields it received; every request is logged
   to <unit>.requests.jsonl.  Never reports a model or tokenizer path.
 Test knobs (environment): SGLANG_STANDIN_STARTUP_DELAY (seconds, default 1),
 SGLANG_STANDIN_NEVER_HEALTHY=1 (/health stays 503), SGLANG_STANDIN_STATE_DIR,
@@ -186,7 +187,7 @@ def rendezvous(state: State) -> None:
         return
     if not addr:
         die("--nnodes > 1 without --dist-init-addr")
-    host, _, port = addr.rpartition(":")
+    host, _unused, port = addr.rpartition(":")
     if state.rank == 0:
         srv = socket.create_server(("", int(port)), reuse_port=False)
         srv.listen(16)

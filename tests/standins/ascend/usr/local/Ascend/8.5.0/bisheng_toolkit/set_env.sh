@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Test stand-in of a CANN set_env script (ascend.sglang Molecule tests; not CANN).
 # Sourced by /etc/sglang/cann_env.sh; exports a marker the tests look for in the servers' environment.
 export STANDIN_CANN_BISHENG_SET_ENV=1
