@@ -20,7 +20,7 @@ def main():
     dest, excluded = sys.argv[1], {canonical(n) for n in sys.argv[2:]}
     keep = []
     for line in importlib.metadata.requires("sglang") or []:
-        spec, _, marker = line.partition(";")
+        spec, _unused, marker = line.partition(";")
         if "extra" in re.findall(r"[a-z_]+", marker):
             continue
         name = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", spec)

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 # Copyright: ascend.sglang contributors
 # Apache License 2.0
 """Instance watchdog of one SGLang service (ascend.sglang), standard library only.
@@ -64,9 +63,9 @@ def new_state() -> dict[str, Any]:
 def decide(state: Mapping[str, Any], obs: Mapping[str, Any], cfg: Mapping[str, Any],
            now: float) -> tuple[str, dict[str, Any], str | None]:
     """One check of a rank.  ``obs``: ``active_state`` (systemd ActiveState of the own unit), ``invocation``
-    (its InvocationID), ``active_since`` (epoch seconds it became active, optional), ``health_ok`` (rank 0's /health_generate answered 200 within the timeout; None when
-    not probed) and ``health_error``.  Returns (action, new state, journal message or None); action is
-    "none", "restart" or "give_up"."""
+    (its InvocationID), ``active_since`` (epoch seconds it became active, optional), ``health_ok`` (rank 0's
+    /health_generate answered 200 within the timeout; None when not probed) and ``health_error``.  Returns
+    (action, new state, journal message or None); action is "none", "restart" or "give_up"."""
     st = dict(state)
     st["restarts"] = [t for t in st.get("restarts", []) if now - t < float(cfg["window"])]
     st["last_check"] = now
@@ -206,7 +205,7 @@ def router_change(base: str, worker: Mapping[str, Any], remove: bool, attempts: 
     """Takes the worker out of / puts it into sglang-router 0.3.0 (DELETE / POST /workers); a job the router
     reports failed is submitted again (about one in ten fails inside 0.3.0).  None on success, else why."""
     why = "no attempt"
-    for _ in range(attempts):
+    for _unused in range(attempts):
         code, listing = router_call(base, "GET", "/workers")
         if code != 200:
             return f"GET /workers: {code or listing.get('error')}"
@@ -223,7 +222,7 @@ def router_change(base: str, worker: Mapping[str, Any], remove: bool, attempts: 
         if code not in (200, 201, 202, 204, 404):
             return f"router refused: HTTP {code}"
         job = answer.get("worker_id") or (current or {}).get("id")
-        for _ in range(20):  # the router applies a change within milliseconds when it succeeds
+        for _unused in range(20):  # the router applies a change within milliseconds when it succeeds
             time.sleep(0.25)
             code, listing = router_call(base, "GET", "/workers")
             present = find_worker(listing, worker["url"]) is not None

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Controller-side checks of the Molecule scenarios (standard library only). Prints one line per check,
 "ok ..." or "FAIL ...", and exits 1 when one failed.
 
@@ -73,7 +72,7 @@ def check_plan(render_dir: str, collected_path: str) -> None:
                    + ("" if run["argv"] == svc["argv"] else f"\n     plan: {svc['argv']}\n     ran:  {run['argv']}"))
             missing = {k: v for k, v in svc["env"].items() if run["env"].get(k) != v}
             report(not missing, f"{host}/{name}: all {len(svc['env'])} planned env values present"
-                   + ("" if not missing else f"; wrong or missing: "
+                   + ("" if not missing else "; wrong or missing: "
                       + ", ".join(f"{k}={v!r} (got {run['env'].get(k)!r})" for k, v in missing.items())))
             if svc["role"] != "router":
                 markers = {"ascend-toolkit/set_env.sh": "STANDIN_CANN_TOOLKIT_SET_ENV",
@@ -89,12 +88,12 @@ def check_plan(render_dir: str, collected_path: str) -> None:
     for (role, index), ranks in sorted(instances.items()):
         if len(ranks) < 2:
             continue
-        addrs = {flag(r["argv"], "--dist-init-addr") for _, r in ranks}
+        addrs = {flag(r["argv"], "--dist-init-addr") for _unused, r in ranks}
         report(len(addrs) == 1 and None not in addrs,
                f"{role} instance {index}: {len(ranks)} ranks share --dist-init-addr {sorted(map(str, addrs))}")
-        node_ranks = sorted(int(flag(r["argv"], "--node-rank") or -1) for _, r in ranks)
+        node_ranks = sorted(int(flag(r["argv"], "--node-rank") or -1) for _unused, r in ranks)
         report(node_ranks == list(range(len(ranks))), f"{role} instance {index}: node ranks {node_ranks}")
-        nnodes = {flag(r["argv"], "--nnodes") for _, r in ranks}
+        nnodes = {flag(r["argv"], "--nnodes") for _unused, r in ranks}
         report(nnodes == {str(len(ranks))}, f"{role} instance {index}: --nnodes {sorted(map(str, nnodes))}")
 
 

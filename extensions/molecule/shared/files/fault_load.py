@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """Runs on the router host (loopback only): a request loop through the router while an instance fails and
 heals. POSTs /generate every SPACING_S seconds (each bounded by 20 s: a hung instance never answers) until
 STOP_FILE exists, then sends FINAL more requests; bounded by TIMEOUT_S in all. Prints JSON:
