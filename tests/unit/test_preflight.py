@@ -13,27 +13,14 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.ascend.sglang.plugins.module_utils._npu_smi import parse_npu_smi_info
-from ansible_collections.ascend.sglang.plugins.module_utils._planner import plan
 from ansible_collections.ascend.sglang.plugins.module_utils._preflight import (
     Context, aggregate, check_host, render_table, report, requirements, service_devices,
 )
-from ansible_collections.ascend.sglang.plugins.module_utils._profile import load_profile
-from ansible_collections.ascend.sglang.plugins.module_utils._topology import build_inventory
+from plans import make_plan
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "npu_smi"
 PD32 = "deepseek_r1_a3_32c_pd_6k_1k6_20ms"        # 2 x 1-node prefill (store on prefill0), 2-node decode, router
 A2_MIXED = "qwen3_32b_a2_8c_mixed_2k_2k_50ms"     # A2, --base-gpu-id 4, --tp-size 4, EAGLE3 draft, modelslim
-
-
-def make_plan(profile_id, **groups):
-    names, hostvars = {}, {}
-    for role, count in groups.items():
-        names[role] = [f"{role}{i}" for i in range(count)]
-        for i, name in enumerate(names[role]):
-            hostvars[name] = {"sglang_host_ip": f"10.0.{len(names)}.{i + 1}", "sglang_nic": "ens1"}
-    variables = {"sglang_model_path": "/models/m", "sglang_draft_model_path": "/models/draft"}
-    profile = load_profile(profile_id)
-    return profile, plan(profile, build_inventory(names, hostvars, variables)).as_dict()
 
 
 @pytest.fixture(scope="module")

@@ -11,13 +11,11 @@ import json
 import pytest
 
 from ansible_collections.ascend.sglang.plugins.module_utils import _stack
-from ansible_collections.ascend.sglang.plugins.module_utils._planner import plan
 from ansible_collections.ascend.sglang.plugins.module_utils._preflight import (
     Context, check_host, render_table, requirements,
 )
-from ansible_collections.ascend.sglang.plugins.module_utils._profile import load_profile
 from ansible_collections.ascend.sglang.plugins.module_utils._releases import load_release_tables
-from ansible_collections.ascend.sglang.plugins.module_utils._topology import build_inventory
+from plans import make_plan
 
 TABLE = load_release_tables()["sglang"]
 REFERENCE = TABLE.stack("0.5.6.post2").as_dict()
@@ -180,16 +178,6 @@ def test_unknown_reference_versions_are_not_compared():
 
 
 # ------------------------------------------------------------------ through the preflight (plan, table)
-
-def make_plan(profile_id, **groups):
-    names, hostvars = {}, {}
-    for role, count in groups.items():
-        names[role] = [f"{role}{i}" for i in range(count)]
-        for i, name in enumerate(names[role]):
-            hostvars[name] = {"sglang_host_ip": f"10.0.{len(names)}.{i + 1}", "sglang_nic": "ens1"}
-    variables = {"sglang_model_path": "/models/m", "sglang_draft_model_path": "/models/draft"}
-    profile = load_profile(profile_id)
-    return profile, plan(profile, build_inventory(names, hostvars, variables)).as_dict()
 
 
 def stack_findings(profile, p, host, stack, **ctx_kw):
