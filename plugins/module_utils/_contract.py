@@ -266,6 +266,33 @@ def _unit_path(value: Any, errors: Collector, where: Where) -> Any:
     return absolute_path(value, errors, where, no_blanks=True)
 
 
+# pip inputs (sglang_server_install): a distribution name (PEP 508) and a version. sglang_server_packages is not
+# checked here: it may name the plan's own release (a template the plan cannot evaluate before it exists); the
+# pip module passes each item as one argument, never through a shell.
+PACKAGE_RE = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
+VERSION_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+!_-]{0,63}")
+
+
+def _stack_pins(value: Any, errors: Collector, where: Where) -> Any:
+    """sglang_server_stack: package -> version, each pinned as ``NAME==VERSION``."""
+    if not isinstance(value, Mapping):
+        where.add(errors, f"must be a mapping of package -> version, got {_type_name(value)} {_shown(value)}")
+        return None
+    for name, version in value.items():
+        here = Where(f"{where.variable}.{name}", where.group, where.host)
+        if not isinstance(name, str) or not PACKAGE_RE.fullmatch(name):
+            here.add(errors, f"{_shown(name)} is not a package name")
+        elif not isinstance(version, (str, int, float)) or isinstance(version, bool) \
+                or not VERSION_RE.fullmatch(str(version)):
+            here.add(errors, f"must be a version such as 2.8.0+cpu, got {_shown(version)}")
+    return value
+
+
+def _wheelhouse(value: Any, errors: Collector, where: Where) -> Any:
+    """sglang_wheelhouse: a controller directory (relative to where ansible-playbook runs), or "" for the index."""
+    return text(value, errors, where, blank_ok=True, what="a controller directory (a string)")
+
+
 def _int_range(low: int, high: int) -> Check:
     return lambda value, errors, where: integer(value, errors, where, low, high)
 
@@ -316,6 +343,8 @@ ROLE_VARS: tuple[RoleVar, ...] = (
     RoleVar("sglang_watchdog_python", _unit_path, "watchdog unit ExecStart="),
     RoleVar("sglang_watchdog_state_dir", _path, "watchdog state files"),
     RoleVar("sglang_wheelhouse_only", boolean, "install switch"),
+    RoleVar("sglang_wheelhouse", _wheelhouse, "pip --find-links (copied from the controller)"),
+    RoleVar("sglang_server_stack", _stack_pins, "pip requirements (NAME==VERSION)"),
 )
 ROLE_VAR_NAMES = tuple(v.name for v in ROLE_VARS)
 

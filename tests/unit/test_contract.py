@@ -86,7 +86,7 @@ def test_interpreters(value, ok):
 
 def test_every_role_variable_of_the_table_is_checked_per_host():
     errors = Collector()
-    contract.check_role_vars({v.name: ["not", "valid"] for v in contract.ROLE_VARS}, errors, "decode", "d1")
+    contract.check_role_vars({v.name: 3.5 for v in contract.ROLE_VARS}, errors, "decode", "d1")  # wrong for every row
     assert [(f.group, f.host, f.variable) for f in errors.findings] == [
         ("decode", "d1", v.name) for v in contract.ROLE_VARS]
 
@@ -235,3 +235,17 @@ def test_a_refused_nic_is_reported_once():
     with pytest.raises(PlanError) as exc:
         plan(load_profile(MIXED_2NODE), inv)
     assert [(f.host, f.variable) for f in exc.value.findings] == [("m0", "sglang_nic")]
+
+
+def test_stack_pins_and_wheelhouse():
+    errors = Collector()
+    good = {"sglang_server_stack": {"torch": "2.8.0+cpu", "torch_npu": "2.8.0.post2.dev20251224", "deep-ep": 1},
+            "sglang_wheelhouse": ""}
+    contract.check_role_vars(good, errors, "prefill", "p0")
+    assert errors.findings == []
+    bad = {"sglang_server_stack": {"torch": "2.8.0 ; rm", "bad name": "1", "torch_npu": True},
+           "sglang_wheelhouse": "wheels\n"}
+    contract.check_role_vars(bad, errors, "prefill", "p0")
+    assert sorted(f.variable for f in errors.findings) == [
+        "sglang_server_stack.bad name",
+        "sglang_server_stack.torch", "sglang_server_stack.torch_npu", "sglang_wheelhouse"]
