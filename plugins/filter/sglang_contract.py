@@ -52,14 +52,17 @@ RENDER_HOST_FILES = ("cann_env.sh", "sysctl.conf")
 RENDER_SERVICE_FILES = (".json", ".env", ".sh", ".service")
 
 
-def sglang_render_files(plan):
-    """Every path (relative to the render directory) render mode writes for this plan, directories included."""
+def sglang_render_files(plan, watched=()):
+    """Every path (relative to the render directory) render mode writes for this plan, directories included;
+    ``watched``: the (host item, service) pairs that also get their watchdog's unit and configuration."""
     paths = []
     for host, host_plan in (plan.get("hosts") or {}).items():
         paths.append(host)
         paths += [f"{host}/{name}" for name in RENDER_HOST_FILES]
         for svc in host_plan.get("services") or []:
             paths += [f"{host}/{svc['name']}{ext}" for ext in RENDER_SERVICE_FILES]
+    for host, svc in watched:
+        paths += [f"{host['key']}/sglang-watchdog-{svc['name']}.service", f"{host['key']}/{svc['name']}.watchdog.json"]
     return paths
 
 
