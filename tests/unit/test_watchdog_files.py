@@ -57,6 +57,6 @@ def test_render_takes_each_hosts_own_settings(plan):
     pairs = [[{"key": host}, svc] for host, hp in plan["hosts"].items() for svc in hp["services"]]
     hostvars = {"decode1": {"sglang_watchdog_startup_grace": 600}, "decode0": {"sglang_watchdog_single_node": False}}
     out = wdf.render_watched(pairs, hostvars, SETTINGS)
-    assert [(h["key"], s["name"]) for h, s in out] == [("decode0", "sglang-decode-i0-r0"),
-                                                      ("decode1", "sglang-decode-i0-r1")]
+    assert [(h["key"], s["name"]) for h, s in out] == [
+        ("decode0", "sglang-decode-i0-r0"), ("decode1", "sglang-decode-i0-r1")]
     assert [h["settings"]["sglang_watchdog_startup_grace"] for h, _unused in out] == [900, 600]
