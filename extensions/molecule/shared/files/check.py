@@ -154,7 +154,8 @@ def check_restarts(before_path: str, after_path: str, roles: str) -> None:
     wanted = set(roles.split(","))
     for host, units in sorted(before.items()):
         for unit, item in sorted(units.items()):
-            role = unit.split("-")[1]
+            # A watchdog (sglang-watchdog-<service>) counts with its service: deployment restarts both.
+            role = unit.removeprefix("sglang-watchdog-").split("-")[1]
             old = item["systemd"].get("InvocationID")
             new = after.get(host, {}).get(unit, {}).get("systemd", {}).get("InvocationID")
             restarted = old != new
