@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.ascend.sglang.plugins.module_utils._errors import PlanError
-from ansible_collections.ascend.sglang.plugins.module_utils._planner import plan
-from ansible_collections.ascend.sglang.plugins.module_utils._profile import load_profile
-from ansible_collections.ascend.sglang.plugins.module_utils._topology import build_inventory
+from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import PlanError
+from ansible_collections.ascend.sglang.plugins.plugin_utils._planner import plan
+from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import load_profile
+from ansible_collections.ascend.sglang.plugins.plugin_utils._topology import build_inventory
 
 PD32 = "deepseek_r1_a3_32c_pd_6k_1k6_20ms"  # 2 x 1-node prefill, 1 x 2-node decode, router
 PD24 = "qwen3_235b_a3_24c_pd_3k5_1k5_50ms"  # EAGLE3 + expert location, 1 prefill, 2-node decode
