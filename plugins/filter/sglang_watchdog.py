@@ -1,11 +1,11 @@
 # Copyright: ascend.sglang contributors
 # Apache License 2.0
 """Filters of the instance watchdog's files (deploy and render mode); the logic is in
-plugins/module_utils/_watchdog.py (pure, unit-tested)."""
+plugins.plugin_utils._watchdog.py (pure, unit-tested)."""
 
 from __future__ import annotations
 
-from ansible_collections.ascend.sglang.plugins.module_utils._watchdog import config, render_watched, watched
+from ansible_collections.ascend.sglang.plugins.plugin_utils._watchdog import config, render_watched, watched
 
 
 def sglang_watched(services, settings):

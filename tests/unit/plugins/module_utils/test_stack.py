@@ -14,8 +14,8 @@ from ansible_collections.ascend.sglang.plugins.module_utils import _stack
 from ansible_collections.ascend.sglang.plugins.module_utils._preflight import (
     Context, check_host, render_table, requirements,
 )
-from ansible_collections.ascend.sglang.plugins.module_utils._releases import load_release_tables
-from plans import make_plan
+from ansible_collections.ascend.sglang.plugins.plugin_utils._releases import load_release_tables
+from ansible_collections.ascend.sglang.tests.unit.plans import make_plan
 
 TABLE = load_release_tables()["sglang"]
 REFERENCE = TABLE.stack("0.5.6.post2").as_dict()

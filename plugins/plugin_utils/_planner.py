@@ -13,14 +13,14 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping
 
-from ansible_collections.ascend.sglang.plugins.module_utils import _contract as contract
-from ansible_collections.ascend.sglang.plugins.module_utils._errors import Collector
-from ansible_collections.ascend.sglang.plugins.module_utils._profile import (
+from ansible_collections.ascend.sglang.plugins.plugin_utils import _contract as contract
+from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector
+from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import (
     EXPANDING, FROM_INVENTORY, NODE_DEVICES, PLACEHOLDER, ArgValue, CannEnv, Profile, RoleSpec,
 )
-from ansible_collections.ascend.sglang.plugins.module_utils._releases import load_release_tables
-from ansible_collections.ascend.sglang.plugins.module_utils._rules import check_role
-from ansible_collections.ascend.sglang.plugins.module_utils._topology import (
+from ansible_collections.ascend.sglang.plugins.plugin_utils._releases import load_release_tables
+from ansible_collections.ascend.sglang.plugins.plugin_utils._rules import check_role
+from ansible_collections.ascend.sglang.plugins.plugin_utils._topology import (
     Instance, Inventory, check_membership, split_instances,
 )
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping
 
-from ansible_collections.ascend.sglang.plugins.module_utils import _contract as contract
-from ansible_collections.ascend.sglang.plugins.module_utils._errors import Collector, Finding
-from ansible_collections.ascend.sglang.plugins.module_utils._profile import ROLES, SERVER_ROLES
+from ansible_collections.ascend.sglang.plugins.plugin_utils import _contract as contract
+from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector, Finding
+from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import ROLES, SERVER_ROLES
 
 
 @dataclasses.dataclass(frozen=True)

@@ -8,10 +8,10 @@ import pathlib
 import pytest
 import yaml
 
-from ansible_collections.ascend.sglang.plugins.module_utils._errors import Collector, PlanError
-from ansible_collections.ascend.sglang.plugins.module_utils._planner import DEFAULT_WATCHDOG_PORT, plan
-from ansible_collections.ascend.sglang.plugins.module_utils._profile import load_profile
-from ansible_collections.ascend.sglang.plugins.module_utils._topology import build_inventory, host_facts
+from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector, PlanError
+from ansible_collections.ascend.sglang.plugins.plugin_utils._planner import DEFAULT_WATCHDOG_PORT, plan
+from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import load_profile
+from ansible_collections.ascend.sglang.plugins.plugin_utils._topology import build_inventory, host_facts
 
 PD32 = "deepseek_r1_a3_32c_pd_6k_1k6_20ms"  # 2 x 1-node prefill, 1 x 2-node decode, router
 PD24 = "qwen3_235b_a3_24c_pd_3k5_1k5_50ms"  # EAGLE3 + expert location, 1 prefill, 2-node decode
@@ -338,5 +338,5 @@ def test_watchdog_port_is_read_and_checked_from_the_host_variables():
 
 
 def test_watchdog_port_default_is_the_roles_default():
-    defaults = pathlib.Path(__file__).resolve().parents[2] / "roles/sglang_service/defaults/main.yml"
+    defaults = pathlib.Path(__file__).resolve().parents[4] / "roles/sglang_service/defaults/main.yml"
     assert yaml.safe_load(defaults.read_text())["sglang_watchdog_port"] == DEFAULT_WATCHDOG_PORT

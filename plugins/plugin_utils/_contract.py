@@ -21,7 +21,7 @@ import math
 import re
 from typing import Any, Callable, Mapping
 
-from ansible_collections.ascend.sglang.plugins.module_utils._errors import Collector
+from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector
 
 # C0 controls, DEL and C1 controls: none may reach a file on a host.
 CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
