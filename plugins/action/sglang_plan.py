@@ -19,6 +19,9 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils._topology import bui
 DEPLOYMENT_VARS = (
     "sglang_model_path", "sglang_draft_model_path", "sglang_init_expert_location", "sglang_overrides",
     "sglang_release", "sglang_router_release", "sglang_python", "sglang_router_python",
+    # sglang_runtime: container (plugins/plugin_utils/_container.py): one engine and image for the deployment.
+    "sglang_runtime", "sglang_container_engine", "sglang_container_image", "sglang_container_shm_size",
+    "sglang_container_ascend_runtime", "sglang_container_image_archive",
     # Checked for shape only: the plan keeps the secret flags' names, never their values.
     "sglang_secrets",
 )

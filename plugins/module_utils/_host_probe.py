@@ -20,6 +20,7 @@ import re
 import shlex
 import shutil
 import socket
+import stat
 import subprocess
 import urllib.error
 from http.client import HTTPException
@@ -312,6 +313,39 @@ def http_status(url: str, timeout: float) -> dict[str, Any]:
         return {"status": None, "error": str(getattr(exc, "reason", exc))}
 
 
+def device_kind(path: str) -> str:
+    try:
+        return "char" if stat.S_ISCHR(os.stat(path).st_mode) else "other"
+    except FileNotFoundError:
+        return "missing"
+    except OSError:
+        return "unreadable"
+
+
+def observe_container(spec: Mapping[str, Any], timeout: float) -> dict[str, Any]:
+    """The container engine's version, whether it has the image (else whether the registry has it), and the
+    device nodes and host paths the containers get."""
+    result: dict[str, Any] = {
+        "engine": which(str(spec["engine"])), "version": None, "image": "unknown", "pullable": None, "pull_error": None,
+        "devices": {d: device_kind(d) for d in spec.get("devices") or []},
+        "mounts": {m: path_kind(m) for m in spec.get("mounts") or []},
+    }
+    engine = result["engine"]
+    if not engine:
+        return result
+    rc, out, _unused = run([engine, "--version"], timeout=timeout)
+    result["version"] = out.strip().splitlines()[0] if rc == 0 and out.strip() else None
+    rc, _unused, _err = run([engine, "image", "inspect", str(spec["image"])], timeout=timeout)
+    result["image"] = "present" if rc == 0 else "absent"
+    if rc != 0 and not spec.get("from_archive"):
+        # Reads the manifest from the registry without pulling the layers.
+        rc, _unused, err = run([engine, "manifest", "inspect", str(spec["image"])], timeout=timeout)
+        result["pullable"] = rc == 0
+        lines = err.strip().splitlines()
+        result["pull_error"] = lines[-1][:200] if rc != 0 and lines else None
+    return result
+
+
 def observe(req: Mapping[str, Any], npu_smi: str = "npu-smi", driver_info: str = DRIVER_INFO,
             toolkit_info: list[str] | tuple[str, ...] = TOOLKIT_INFO, probe_timeout: float = 3.0,
             runtime_timeout: float = 60.0) -> dict[str, Any]:
@@ -324,6 +358,7 @@ def observe(req: Mapping[str, Any], npu_smi: str = "npu-smi", driver_info: str =
                     for r in req.get("runtimes") or []}
         health = {h["service"]: pool.submit(http_status, h["url"], probe_timeout) for h in req.get("health") or []}
         npu = pool.submit(observe_npu, npu_smi) if req.get("npu") else None
+        container = pool.submit(observe_container, req["container"], runtime_timeout) if req.get("container") else None
         observed["paths"] = {path: path_kind(path) for path in req.get("paths") or {}}
         observed["resolved"] = {name: resolve(name) for name in req.get("names") or []}
         observed["nics"] = observe_nics() if req.get("nics") else {}
@@ -338,6 +373,7 @@ def observe(req: Mapping[str, Any], npu_smi: str = "npu-smi", driver_info: str =
         observed["runtimes"] = {k: f.result() for k, f in runtimes.items()}
         observed["health"] = {k: f.result() for k, f in health.items()}
         observed["npu"] = npu.result() if npu else None
+        observed["container"] = container.result() if container else None
     pids: set[int] = set()
     for entry in observed["listeners"] or []:
         pids.update(entry.get("pids") or [])

@@ -115,6 +115,30 @@ def _services(host_plan: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return list(host_plan.get("services") or [])
 
 
+def _container(host_plan: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """sglang_runtime container: the engine and image of the host's services (one per deployment)."""
+    for svc in _services(host_plan):
+        if svc.get("container"):
+            return svc["container"]
+    return None
+
+
+def _container_requirements(host_plan: Mapping[str, Any]) -> dict[str, Any] | None:
+    """What the host must offer its containers: the engine, the image, the device nodes and the host files
+    mounted into them (the model paths are checked as on the host runtime)."""
+    first = _container(host_plan)
+    if first is None:
+        return None
+    devices: dict[str, None] = {}
+    mounts: dict[str, None] = {}
+    for svc in _services(host_plan):
+        spec = svc.get("container") or {}
+        devices.update(dict.fromkeys(str(d) for d in spec.get("devices") or []))
+        mounts.update(dict.fromkeys(str(m).split(":", 1)[0] for m in spec.get("mounts") or []))
+    return {"engine": str(first.get("engine")), "image": str(first.get("image")),
+            "from_archive": bool(first.get("from_archive")), "devices": list(devices), "mounts": list(mounts)}
+
+
 def _is_server_host(host_plan: Mapping[str, Any]) -> bool:
     return any(s.get("role") in SERVER_ROLES for s in _services(host_plan))
 
@@ -180,8 +204,8 @@ def _peer_targets(svc: Mapping[str, Any]) -> list[tuple[str, int, str]]:
 
 def _runtime(svc: Mapping[str, Any], host_plan: Mapping[str, Any], ctx: Context) -> dict[str, Any] | None:
     argv = [str(a) for a in svc.get("argv") or []]
-    if not argv:
-        return None
+    if not argv or svc.get("container"):
+        return None  # in a container the interpreter is the image's: nothing to look at on the host
     package, release_key = RUNTIME_PACKAGES.get(str(svc.get("role")), DEFAULT_PACKAGE)
     server = svc.get("role") in SERVER_ROLES
     cann = host_plan.get("cann") or {} if server else {}
@@ -225,7 +249,9 @@ def requirements(host_plan: Mapping[str, Any], ctx: Context) -> dict[str, Any]:
         return {"npu": False, "toolkit": bool(runtimes), "paths": {}, "names": [], "nics": [], "ports": [],
                 "probes": [], "runtimes": list(runtimes.values()), "units": [], "health": []}
     paths: dict[str, str] = {}
-    for script in (host_plan.get("cann") or {}).get("sources") or []:
+    container = _container_requirements(host_plan)
+    # In the container runtime the image brings CANN: the host's scripts are not sourced.
+    for script in [] if container else (host_plan.get("cann") or {}).get("sources") or []:
         paths[str(script)] = "file"
     nics: set[str] = set()
     ports: list[int] = []
@@ -249,7 +275,8 @@ def requirements(host_plan: Mapping[str, Any], ctx: Context) -> dict[str, Any]:
             health.append({"service": str(svc.get("name")), "url": str(svc["health_url"])})
     return {
         "npu": _is_server_host(host_plan),
-        "toolkit": _is_server_host(host_plan),
+        "toolkit": _is_server_host(host_plan) and container is None,
+        "container": container,
         "paths": paths,
         # Bind addresses may be host names (sglang_host_ip: node1): the host resolves them itself.
         "names": sorted({str(svc.get("host")) for svc in _services(host_plan) if svc.get("host")}),
@@ -386,7 +413,7 @@ def _check_npu(out: _Out, host_plan: Mapping[str, Any], observed: Mapping[str, A
                 out.add("hbm_free", OK, found, f">= {ratio:.0%} free ({source})", service=name)
 
 
-def _check_versions(out: _Out, observed: Mapping[str, Any], ctx: Context) -> None:
+def _check_versions(out: _Out, observed: Mapping[str, Any], ctx: Context, toolkit_on_host: bool = True) -> None:
     driver = observed.get("driver") or {}
     _check_version(
         out, "driver", driver, ctx.min_driver_version, "sglang_min_driver_version", "driver",
@@ -395,6 +422,8 @@ def _check_versions(out: _Out, observed: Mapping[str, Any], ctx: Context) -> Non
         install="install the Ascend NPU driver (Ascend-hdk-*-npu-driver) or point sglang_npu_driver_info at its "
                 "version.info",
         upgrade=f"upgrade the NPU driver and firmware to {ctx.min_driver_version} or later")
+    if not toolkit_on_host:
+        return  # the container image brings the CANN toolkit
     toolkit = observed.get("toolkit") or {}
     patterns = list(toolkit.get("searched") or [])
     searched = (patterns[0] + (f" and {len(patterns) - 1} more" if len(patterns) > 1 else "")) if patterns \
@@ -426,7 +455,7 @@ def _path_kind(observed: Mapping[str, Any], path: str) -> str:
 
 
 def _check_files(out: _Out, host_plan: Mapping[str, Any], observed: Mapping[str, Any]) -> None:
-    for script in (host_plan.get("cann") or {}).get("sources") or []:
+    for script in [] if _container(host_plan) else (host_plan.get("cann") or {}).get("sources") or []:
         kind = _path_kind(observed, str(script))
         if kind == "file":
             out.add("cann_scripts", OK, f"{script} present", "present")
@@ -635,6 +664,44 @@ def _check_stack(out: _Out, host_plan: Mapping[str, Any], observed: Mapping[str,
             out.add(check, severity, found, expected, fix)
 
 
+def _check_container(out: _Out, host_plan: Mapping[str, Any], observed: Mapping[str, Any]) -> None:
+    """sglang_runtime container: the engine runs, the image is here (or can be pulled, or comes from the
+    controller's tarball), and every device node and host file the containers get exists."""
+    spec = _container_requirements(host_plan)
+    if spec is None:
+        return
+    seen = observed.get("container") or {}
+    engine, image = spec["engine"], spec["image"]
+    if not seen.get("engine"):
+        out.add("container", FAIL, f"{engine} not found in PATH", f"{engine} (sglang_container_engine)",
+                f"install {engine} on this host or set sglang_container_engine to the engine it has")
+        return
+    out.add("container", OK, str(seen.get("version") or engine), f"{engine} (sglang_container_engine)")
+    if seen.get("image") == "present":
+        out.add("image", OK, f"{image} present", "image present or obtainable")
+    elif spec["from_archive"]:
+        out.add("image", OK, f"{image} absent: deploy loads it from sglang_container_image_archive",
+                "image present or obtainable")
+    elif seen.get("pullable"):
+        out.add("image", OK, f"{image} absent: the registry has it; deploy pulls it before any restart",
+                "image present or obtainable")
+    else:
+        out.add("image", FAIL, f"{image} absent and not pullable ({seen.get('pull_error') or 'no answer'})",
+                "image present or obtainable",
+                "check the host's registry access and the reference (sglang_container_image), or load the image "
+                "from a tarball (sglang_container_image_archive)")
+    for device, kind in (seen.get("devices") or {}).items():
+        if kind == "char":
+            out.add("device", OK, f"{device} present", "character device")
+        else:
+            out.add("device", FAIL, f"{device} {kind}", "character device (passed to the containers)",
+                    "install the Ascend NPU driver (it creates the device nodes) or fix the plan's devices")
+    for path, kind in (seen.get("mounts") or {}).items():
+        if kind in ("missing", "unreadable"):
+            out.add("mount", FAIL, f"{path} {kind}", "host path mounted into the containers",
+                    "install the Ascend NPU driver and tools (driver, dcmi, npu-smi, ascend_install.info)")
+
+
 def _check_doctor(out: _Out, host_plan: Mapping[str, Any], observed: Mapping[str, Any]) -> None:
     health = observed.get("health") or {}
     for svc in _services(host_plan):
@@ -671,7 +738,8 @@ def check_host(host: str, host_plan: Mapping[str, Any], observed: Mapping[str, A
         return out.items
     if _is_server_host(host_plan):
         _check_npu(out, host_plan, observed, ctx)
-        _check_versions(out, observed, ctx)
+        _check_versions(out, observed, ctx, toolkit_on_host=_container(host_plan) is None)
+    _check_container(out, host_plan, observed)
     _check_files(out, host_plan, observed)
     _check_nics(out, host_plan, observed)
     _check_ports(out, host_plan, observed, ctx)

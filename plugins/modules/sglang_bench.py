@@ -23,6 +23,13 @@ options:
     type: list
     elements: str
     required: true
+  prefix:
+    description: >-
+      Words run before the argv: the engine command of the container runtime (C(sglang_plan.bench.container)),
+      which runs the benchmark in the SGLang image. Empty on the host runtime.
+    type: list
+    elements: str
+    default: []
   overrides:
     description: >-
       Flag -> value changes, e.g. C({--num-prompts: 64, --dataset-name: random-ids}); a list gives several
@@ -108,6 +115,7 @@ def main():
     module = AnsibleModule(
         argument_spec={
             "argv": {"type": "list", "elements": "str", "required": True},
+            "prefix": {"type": "list", "elements": "str", "default": []},
             "overrides": {"type": "dict", "default": {}},
             "python": {"type": "str"},
             "tokenizer": {"type": "str", "no_log": False},  # a directory, not a secret
@@ -126,6 +134,8 @@ def main():
         argv = apply_overrides(p["argv"], overrides, p["python"])
     except ValueError as exc:
         module.fail_json(msg=str(exc))
+    # sglang_runtime container: the engine command that runs the argv in the image (plan bench.container).
+    argv = list(p["prefix"] or []) + argv
     result = {"changed": False, "argv": argv, "rc": -1, "stdout": "", "stderr": "", "parsed": {}, "duration_s": 0.0}
     if module.check_mode:
         module.exit_json(msg="check mode: the benchmark was not run", **result)

@@ -346,6 +346,8 @@ ROLE_VARS: tuple[RoleVar, ...] = (
     RoleVar("sglang_wheelhouse_only", boolean, "install switch"),
     RoleVar("sglang_wheelhouse", _wheelhouse, "pip --find-links (copied from the controller)"),
     RoleVar("sglang_server_stack", _stack_pins, "pip requirements (NAME==VERSION)"),
+    RoleVar("sglang_container_pull_timeout", _int_range(1, 86400), "image pull / load wait (sglang_runtime: container)"),
+    RoleVar("sglang_container_archive_dest", _path, "image tarball copied from the controller (engine load -i)"),
 )
 ROLE_VAR_NAMES = tuple(v.name for v in ROLE_VARS)
 

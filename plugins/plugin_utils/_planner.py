@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping
 
+from ansible_collections.ascend.sglang.plugins.plugin_utils import _container
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _contract as contract
 from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector
 from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import (
@@ -67,6 +68,9 @@ class Service:
     # instance label, its members and rank 0's /health_generate; for a router the URL its host reaches it
     # on (None: --mini-lb, no worker API) and every instance's worker registration and health URL.
     watchdog: dict[str, Any] | None = None
+    # sglang_runtime container: the engine command around the argv, its devices and mounts
+    # (plugins/plugin_utils/_container.py); None when the service runs from the host's Python.
+    container: dict[str, Any] | None = None
 
 
 @dataclasses.dataclass
@@ -88,6 +92,8 @@ class Plan:
     router_upstreams: dict[str, list[dict[str, Any]]]
     bench: dict[str, Any] | None
     cards: float  # cards the servers of this deployment occupy (output tok/s per card divides by it)
+    runtime: str = "host"  # sglang_runtime: host | container
+    container: dict[str, Any] | None = None  # the deployment's container settings (engine, image, ...)
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -245,7 +251,9 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
     releases, supported, changes = _render_for_releases(profile, inv, specs, overrides, errors)
     secret_flags = contract.check_secrets(inv.variables.get("sglang_secrets"), scope, errors)
     _check_secret_flags(secret_flags, specs, releases, errors)
+    settings = _container_settings(profile, inv, releases, inv_values, errors)
     errors.raise_if_any()
+    model_paths = [str(inv_values[k]) for k in _container.MODEL_PATH_VARS if inv_values.get(k)]
 
     python = str(inv.variables.get("sglang_python") or "python3")
     router_python = str(inv.variables.get("sglang_router_python") or "python3")
@@ -300,6 +308,11 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
                     secret_flags=list(secret_flags.get(role, [])),
                     watchdog=_rank_watchdog(role, inst, spec.port, evidence_port),
                 )
+                if settings is not None:
+                    svc.container = _container.service_container(
+                        settings, name, _container.npu_ids(NODE_DEVICES[profile.hardware], spec.base_gpu_id,
+                                                           spec.devices_per_node),
+                        model_paths, list(svc.env), spec.cann.sources, svc.secret_flags)
                 hosts.setdefault(host.name, HostPlan(host_tuning=dict(profile.host_tuning), cann={}, services=[]))
                 _merge_cann(hosts[host.name], spec.cann)
                 hosts[host.name].services.append(svc)
@@ -338,6 +351,10 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
             watchdog={"router_url": None if mini_lb else f"http://{probe}:{router_spec.port}",
                       "workers": watched},
         )
+        if settings is not None:
+            # No NPU, no driver, no model: the router only forwards requests.
+            svc.container = _container.service_container(settings, svc.name, None, (), list(svc.env), (),
+                                                          svc.secret_flags)
         hosts.setdefault(name, HostPlan(host_tuning={}, cann={}, services=[]))
         hosts[name].services.append(svc)
 
@@ -346,8 +363,35 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
     return Plan(profile=profile.id, title=profile.title, deploy_mode=profile.deploy_mode,
                 releases=releases, supported_releases=supported, release_changes=changes, hosts=hosts,
                 router_upstreams={k: v for k, v in upstreams.items() if v},
-                bench=_bench(profile, inv, router_hosts, router_spec, instances, python),
-                cards=profile.cards_used({role: len(inv.groups[role]) for role in profile.server_roles}))
+                bench=_bench_in(settings, model_paths, _bench(profile, inv, router_hosts, router_spec, instances, python)),
+                cards=profile.cards_used({role: len(inv.groups[role]) for role in profile.server_roles}),
+                runtime="container" if settings is not None else "host",
+                container=settings.as_dict() if settings is not None else None)
+
+
+def _container_settings(profile: Profile, inv: Inventory, releases: Mapping[str, str], inv_values: Mapping[str, Any],
+                        errors: Collector) -> _container.Settings | None:
+    """sglang_runtime: container -> the checked settings, the image defaulting to the documented image of the
+    plan's SGLang release for the profile's hardware (profiles/_releases.yml); host -> None."""
+    if _container.runtime(inv.variables, errors) != "container":
+        return None
+    release = releases.get("sglang", "")
+    stack = load_release_tables()["sglang"].stack(release)
+    default = stack.images.get(profile.hardware) if stack else None
+    documented = [r for r, s in load_release_tables()["sglang"].stacks.items() if s.images.get(profile.hardware)]
+    why = (f"no container image is documented for SGLang {release} on {profile.hardware} (profile '{profile.id}'): "
+           f"set sglang_container_image to an image with SGLang {release}"
+           + (f", or sglang_release to {' / '.join(documented)} if the profile's flags allow it" if documented else ""))
+    _container.check_mount_paths(inv_values, errors)
+    return _container.check_settings(inv.variables, default, why, errors)
+
+
+def _bench_in(settings: _container.Settings | None, model_paths: list[str],
+              bench: dict[str, Any] | None) -> dict[str, Any] | None:
+    """In the container runtime the benchmark runs in the image too: the engine command before its argv."""
+    if bench is not None and settings is not None:
+        bench["container"] = _container.bench_prefix(settings, model_paths)
+    return bench
 
 
 WORKER_TYPES = {"prefill": "prefill", "decode": "decode", "mixed": "regular"}
@@ -468,4 +512,4 @@ def _bench(profile: Profile, inv: Inventory, router_hosts: list[str], router_spe
         host, port, address = first.rank0.name, profile.roles["mixed"].port, first.rank0.address
     values = {"entry_host": address, "entry_port": port}
     argv = [python, "-m", BENCH_MODULE] + render_args(profile.bench_args, values, {})
-    return {"host": host, "address": address, "port": port, "argv": argv}
+    return {"host": host, "address": address, "port": port, "argv": argv, "container": None}

@@ -34,6 +34,8 @@ class ReferenceStack:
     source: str
     packages: dict[str, str]
     wheelhouse: tuple[str, ...]
+    # The SGLang Ascend container image of this release per hardware (A3, A2), where one is documented.
+    images: dict[str, str] = dataclasses.field(default_factory=dict)
 
     def known(self) -> dict[str, str]:
         """The pinned packages only (an unknown one is neither compared nor installed)."""
@@ -116,7 +118,8 @@ def load_release_tables(directory: str | None = None) -> dict[str, ReleaseTable]
                 release=str(release), cann=str(stack.get("cann") or UNKNOWN),
                 source=" ".join(str(stack.get("source") or "").split()),
                 packages={str(k): str(v) for k, v in (stack.get("packages") or {}).items()},
-                wheelhouse=tuple(str(w) for w in stack.get("wheelhouse") or ()))
+                wheelhouse=tuple(str(w) for w in stack.get("wheelhouse") or ()),
+                images={str(k): str(v) for k, v in (stack.get("images") or {}).items()})
                 for release, stack in (raw.get("stacks") or {}).items()},
             accelerator_requirements=tuple(str(r) for r in raw.get("accelerator_requirements") or ()),
         )
