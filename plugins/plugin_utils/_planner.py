@@ -354,7 +354,7 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
         if settings is not None:
             # No NPU, no driver, no model: the router only forwards requests.
             svc.container = _container.service_container(settings, svc.name, None, (), list(svc.env), (),
-                                                          svc.secret_flags)
+                                                         svc.secret_flags)
         hosts.setdefault(name, HostPlan(host_tuning={}, cann={}, services=[]))
         hosts[name].services.append(svc)
 

@@ -20,7 +20,7 @@ OWN_IMAGE = "localhost:5000/sglang:0.5.7-ascend"
 SHAPES = {
     # a whole A3 node per rank, 2-node instances of a PD deployment, the documented image by default
     "pd_2node": ("example", [], {"sglang-prefill-i1-r0": list(range(16)), "sglang-decode-i0-r1": list(range(16)),
-                                  "sglang-router-i0": None}),
+                                 "sglang-router-i0": None}),
     # A2: four of a node's eight NPUs from --base-gpu-id 4
     "a2": ("mixed_a2", ["-e", "sglang_profile=qwen3_32b_a2_8c_mixed_2k_2k_50ms", "-e",
                         f"sglang_container_image={OWN_IMAGE}"], {"sglang-mixed-i0-r0": [4, 5, 6, 7]}),

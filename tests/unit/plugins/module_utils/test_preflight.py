@@ -452,3 +452,32 @@ def test_runtime_installed_by_the_roles_is_not_checked_before_start():
     assert pf.requirements(host_plan, ctx)["runtimes"] == []
     doctor = _dc.replace(ctx, mode="doctor")
     assert [r["package"] for r in pf.requirements(host_plan, doctor)["runtimes"]] == ["sglang"]
+
+
+# ------------------------------------------------------------------ container runtime
+def test_container_host_checks_engine_image_devices_not_host_cann_or_python():
+    profile, p = make_plan(PD32, {"sglang_runtime": "container"}, prefill=2, decode=2, router=1)
+    host_plan = p["hosts"]["decode0"]
+    ctx = ctx_of(profile, p)
+    req = requirements(host_plan, ctx)
+    assert req["runtimes"] == [] and not req["toolkit"]
+    assert not any(path.endswith("set_env.sh") for path in req["paths"])  # the image brings CANN
+    spec = req["container"]
+    assert spec["engine"] == "podman" and spec["image"] == "lmsysorg/sglang:cann8.3.rc2-a3-release20260106"
+    assert spec["devices"][:2] == ["/dev/davinci0", "/dev/davinci1"] and "/dev/hisi_hdc" in spec["devices"]
+    assert "/usr/local/Ascend/driver" in spec["mounts"] and "/models/m" in spec["mounts"]
+    observed = healthy(host_plan, ctx)
+    observed["toolkit"] = None
+    observed["container"] = {"engine": "/usr/bin/podman", "version": "podman version 4.3.1", "image": "absent",
+                             "pullable": True, "pull_error": None,
+                             "devices": {d: "char" for d in spec["devices"]},
+                             "mounts": {m: "dir" for m in spec["mounts"]}}
+    assert problems(check_host("decode0", host_plan, observed, ctx)) == []
+    observed["container"] = dict(observed["container"], pullable=False, pull_error="manifest unknown",
+                                 devices=dict(observed["container"]["devices"], **{"/dev/davinci3": "missing"}),
+                                 mounts=dict(observed["container"]["mounts"], **{"/usr/local/dcmi": "missing"}))
+    found = check_host("decode0", host_plan, observed, ctx)
+    assert sorted(problems(found)) == [("device", "fail"), ("image", "fail"), ("mount", "fail")]
+    assert "manifest unknown" in only(found, "image")[0].found
+    observed["container"] = {"engine": None}
+    assert problems(check_host("decode0", host_plan, observed, ctx)) == [("container", "fail")]

@@ -171,9 +171,8 @@ def test_bad_container_settings_are_named() -> None:
                                          "sglang_container_ascend_runtime", "sglang_container_image"}
     assert {v for v, _m in findings("deepseek_r1_pd32", {"sglang_runtime": "vm"}, prefill=4, decode=4,
                                     router=1)} == {"sglang_runtime"}
-    assert {v for v, _m in findings("deepseek_r1_pd32", {"sglang_runtime": "container",
-                                                        "sglang_model_path": "/models/a:b"},
-                                    prefill=4, decode=4, router=1)} == {"sglang_model_path"}
+    bad_path = {"sglang_runtime": "container", "sglang_model_path": "/models/a:b"}
+    assert {v for v, _m in findings("deepseek_r1_pd32", bad_path, prefill=4, decode=4, router=1)} == {"sglang_model_path"}
 
 
 def test_launcher_words_survive_the_shell() -> None:
