@@ -130,11 +130,25 @@ done
 # A torch_npu built for another torch, which a bad wheelhouse could hold: the deployment must stop on it.
 "$VENV/bin/python" tests/standins/build_wheel.py "$WHEELHOUSE/server" "$STANDIN_TORCH_NPU_OTHER" torch_npu >/dev/null
 
-# --- the checkout as the ascend.sglang collection ----------------------------------------------------
-mkdir -p .collections/ansible_collections/ascend
-ln -sfn "$ROOT" .collections/ansible_collections/ascend/sglang
-ANSIBLE_COLLECTIONS_PATH="$ROOT/.collections:$(echo "$VENV"/lib/python3*/site-packages)"
-export ANSIBLE_COLLECTIONS_PATH
+# --- the collection under test: this checkout, built and installed as users install it ----------------
+# The scenarios run the operator's playbooks by FQCN (ansible-playbook ascend.sglang.<playbook>, from a directory
+# outside the checkout) against this build, not against the checkout (.collections links the whole tree):
+# only what the tarball ships (galaxy.yml build_ignore) is there, laid out as ansible-galaxy installs it, so
+# a playbook or role that needs a file the build leaves out fails here. A fresh build each run, in a
+# collections path of this run only (no user-wide path that other checkouts share). The install looks at that
+# path alone (--force): the checkout's ansible.cfg names .collections, where it would find the checkout and
+# install nothing.
+COLLECTIONS=$(mktemp -d -t sglang-molecule-collections.XXXXXX)
+trap 'rm -rf "$COLLECTIONS"' EXIT
+log "building and installing ascend.sglang from this checkout"
+if ! { "$VENV/bin/ansible-galaxy" collection build --output-path "$COLLECTIONS" "$ROOT" \
+       && ANSIBLE_COLLECTIONS_PATH=$COLLECTIONS "$VENV/bin/ansible-galaxy" collection install --offline --force \
+            -p "$COLLECTIONS" "$COLLECTIONS"/ascend-sglang-*.tar.gz; } \
+     >"$COLLECTIONS/build.log" 2>&1; then
+  cat "$COLLECTIONS/build.log" >&2; exit 1
+fi
+ANSIBLE_COLLECTIONS_PATH="$COLLECTIONS:$(echo "$VENV"/lib/python3*/site-packages)"
+export ANSIBLE_COLLECTIONS_PATH SGLANG_MOLECULE_COLLECTION=$COLLECTIONS/ansible_collections/ascend/sglang
 export PATH="$VENV/bin:$PATH"
 export SGLANG_MOLECULE_WHEELHOUSE=$WHEELHOUSE SGLANG_MOLECULE_IMAGE=$IMAGE SGLANG_MOLECULE_ROOT=$ROOT
 export SGLANG_MOLECULE_TORCH=$STANDIN_TORCH SGLANG_MOLECULE_TORCH_NPU=$STANDIN_TORCH_NPU
