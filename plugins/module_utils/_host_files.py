@@ -1,0 +1,159 @@
+# Copyright: ascend.sglang contributors
+# Apache License 2.0
+"""The one list of the files a host's plan produces, for deployment and for render mode.
+
+Every file written from the plan (CANN environment, kernel settings, each service's environment, secrets,
+launcher and unit, each watched service's watchdog configuration and unit, the watchdog program) is one
+FileSpec here; the action plugin ascend.sglang.sglang_render_files renders them from the role templates and
+places them on the host or in the render directory. A new file is one more entry in host_files().
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+# Deployment directories, by the setting naming them.
+ETC, LIBEXEC, SYSTEMD, SYSCTL = "etc_dir", "libexec_dir", "systemd_dir", "sysctl_dir"
+
+# Kinds whose change restarts the service they belong to (the watchdog kinds restart its watchdog).
+SERVICE_KINDS = ("env", "secrets", "launcher", "unit")
+WATCHDOG_KINDS = ("watchdog_config", "watchdog_unit")
+HOST_KINDS = ("cann_env", "sysctl")
+
+# Settings a host's files depend on, with the role defaults (roles/sglang_service/defaults/main.yml).
+DEFAULT_SETTINGS = {
+    ETC: "/etc/sglang", LIBEXEC: "/usr/local/libexec/sglang", SYSTEMD: "/etc/systemd/system",
+    SYSCTL: "/etc/sysctl.d", "restart_sec": 10, "timeout_stop_sec": 60, "limit_nofile": 1048576,
+    "watchdog_enabled": True, "watchdog_single_node": False, "watchdog_python": "/usr/bin/python3",
+    "watchdog_state_dir": "/var/lib/sglang-watchdog", "watchdog_interval": 10, "watchdog_timeout": 30,
+    "watchdog_failures": 3, "watchdog_startup_grace": 900, "watchdog_max_restarts": 5, "watchdog_window": 3600,
+    "watchdog_backoff_initial": 30, "watchdog_backoff_max": 600,
+}
+WATCHDOG_TIMING = ("interval", "timeout", "failures", "startup_grace", "max_restarts", "window", "backoff_initial",
+                   "backoff_max")
+
+
+@dataclass
+class FileSpec:
+    """One file of a host. name: its name in its deployment directory (dir); render_name: its name in the
+    host's render directory (None: not rendered). Exactly one of template (a role template), src (a role
+    file) or content (text computed here) gives its content. sensitive: content never logged nor diffed."""
+
+    kind: str
+    dir: str
+    name: str
+    mode: str
+    render_name: str | None = None
+    service: str | None = None
+    template: str | None = None
+    src: str | None = None
+    content: str | None = None
+    variables: dict = field(default_factory=dict)
+    sensitive: bool = False
+    owner: str | None = None
+    group: str | None = None
+
+
+def _truth(value) -> bool:
+    return str(value).strip().lower() in ("true", "yes", "on", "1")
+
+
+def _without_env(svc: dict) -> dict:
+    return {k: v for k, v in svc.items() if k != "env"}
+
+
+def watched(services: list, settings: dict) -> list:
+    """Services that get a watchdog: ranks of multi-node instances (every server with watchdog_single_node);
+    a router with a worker API (watchdog.router_url). Servers first, then routers."""
+    if not _truth(settings["watchdog_enabled"]):
+        return []
+    floor = 1 - int(_truth(settings["watchdog_single_node"]))
+    servers = [s for s in services if s.get("role") != "router" and int(s.get("nnodes") or 1) > floor]
+    routers = [s for s in services if s.get("role") == "router" and (s.get("watchdog") or {}).get("router_url")]
+    return servers + routers
+
+
+def watchdog_config(svc: dict, settings: dict) -> dict:
+    """The watchdog's JSON configuration of one watched service (files/sglang_watchdog.py reads it)."""
+    config = {key: int(settings["watchdog_" + key]) for key in WATCHDOG_TIMING}
+    config["state_file"] = f"{settings['watchdog_state_dir']}/{svc['name']}.json"
+    watch = svc.get("watchdog") or {}
+    if svc.get("role") == "router":
+        floor = 1 - int(_truth(settings["watchdog_single_node"]))
+        config.update(kind="router", router_url=watch.get("router_url"),
+                      workers=[w for w in watch.get("workers") or [] if int(w.get("nnodes") or 1) > floor])
+    else:
+        config.update(kind="rank", unit=svc["name"] + ".service", node_rank=svc.get("node_rank"),
+                      nnodes=svc.get("nnodes"), instance_label=watch.get("instance_label"),
+                      health_url=watch.get("health_url"), members=watch.get("members"))
+    return config
+
+
+def summary(svc: dict) -> str:
+    """Render mode's <service>.json: what the service runs (the output of to_nice_json, then a newline)."""
+    record = {k: svc.get(k) for k in ("role", "instance", "node_rank", "argv", "env")}
+    return json.dumps(record, indent=4, sort_keys=True, separators=(",", ": ")) + "\n"
+
+
+def host_files(host_plan: dict, settings: dict | None = None, *, roles=None, kinds=None, render: bool = False,
+               profile: str = "", secrets: dict | None = None) -> list:
+    """The files of one host's plan entry, in writing order. roles: service roles to include (None: all, and
+    the host's own files, cann_env.sh and the kernel settings);
+    kinds: file kinds to include (None: all); render: render mode's set (summaries, no secrets nor watchdog
+    program). secrets: sglang_secrets (role -> flag -> value), needed for services with secret_flags."""
+    cfg = dict(DEFAULT_SETTINGS, **(settings or {}))
+    services = [s for s in host_plan.get("services") or [] if roles is None or s.get("role") in roles]
+    unit_vars = {"sglang_tpl_profile": profile, "sglang_tpl_etc_dir": cfg[ETC], "sglang_tpl_libexec_dir": cfg[LIBEXEC],
+                 "sglang_tpl_restart_sec": cfg["restart_sec"], "sglang_tpl_timeout_stop_sec": cfg["timeout_stop_sec"],
+                 "sglang_tpl_limit_nofile": cfg["limit_nofile"]}
+    # The host's own files belong to no role: listed when no roles are selected.
+    files = [] if roles is not None else [
+        FileSpec("cann_env", ETC, "cann_env.sh", "0644", "cann_env.sh", template="cann_env.sh.j2",
+                 variables={"sglang_tpl_cann": host_plan.get("cann") or {}}),
+        FileSpec("sysctl", SYSCTL, "90-sglang.conf", "0644", "sysctl.conf", template="sysctl.conf.j2",
+                 variables={"sglang_tpl_sysctl": (host_plan.get("host_tuning") or {}).get("sysctl") or {}}),
+    ]
+    for svc in services:
+        name, bare = svc["name"], _without_env(svc)
+        if render:
+            files.append(FileSpec("summary", ETC, name + ".json", "0640", name + ".json", service=name,
+                                  content=summary(svc), sensitive=True))
+        files.append(FileSpec("env", ETC, name + ".env", "0640", name + ".env", service=name, template="sglang.env.j2",
+                              variables={"sglang_tpl_service": svc}, sensitive=True))
+        if svc.get("secret_flags") and not render:
+            files.append(FileSpec("secrets", ETC, name + ".secrets", "0600", service=name, template="sglang.secrets.j2",
+                                  variables={"sglang_tpl_service": bare,
+                                             "sglang_tpl_secrets": (secrets or {}).get(svc.get("role")) or {}},
+                                  sensitive=True, owner="root", group="root"))
+        files.append(FileSpec("launcher", LIBEXEC, name + ".sh", "0755", name + ".sh", service=name,
+                              template="sglang.sh.j2", variables=dict(unit_vars, sglang_tpl_service=bare)))
+        files.append(FileSpec("unit", SYSTEMD, name + ".service", "0644", name + ".service", service=name,
+                              template="sglang.service.j2", variables=dict(unit_vars, sglang_tpl_service=bare)))
+    if not render:
+        watch = watched([_without_env(s) for s in services], cfg)
+        if watch:
+            files.append(FileSpec("watchdog_program", LIBEXEC, "sglang_watchdog.py", "0755", src="sglang_watchdog.py"))
+        for svc in watch:
+            name = svc["name"]
+            files.append(FileSpec("watchdog_config", ETC, name + ".watchdog.json", "0644", service=name,
+                                  template="sglang-watchdog.json.j2",
+                                  variables={"sglang_tpl_watchdog_config": watchdog_config(svc, cfg)}))
+            files.append(FileSpec("watchdog_unit", SYSTEMD, f"sglang-watchdog-{name}.service", "0644", service=name,
+                                  template="sglang-watchdog.service.j2",
+                                  variables={"sglang_tpl_service": svc, "sglang_tpl_watchdog_python": cfg["watchdog_python"],
+                                             "sglang_tpl_libexec_dir": cfg[LIBEXEC], "sglang_tpl_etc_dir": cfg[ETC]}))
+    if kinds is not None:
+        files = [f for f in files if f.kind in kinds]
+    if render:
+        files = [f for f in files if f.render_name]
+    return files
+
+
+def render_paths(plan: dict) -> list:
+    """Every path (relative to the render directory) render mode writes for this plan, directories included."""
+    paths = []
+    for host, host_plan in (plan.get("hosts") or {}).items():
+        paths.append(host)
+        paths += [f"{host}/{f.render_name}" for f in host_files(host_plan or {}, render=True)]
+    return paths
