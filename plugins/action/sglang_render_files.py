@@ -7,6 +7,7 @@ them to the host in one module call (deployment) or writes every host's files in
 from __future__ import annotations
 
 import os
+import re
 
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.parsing.convert_bool import boolean
@@ -19,6 +20,8 @@ from ansible_collections.ascend.sglang.plugins.module_utils._place import place_
 
 _ROLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "roles", "sglang_service")
 # What ansible.builtin.template uses by default: the files are byte for byte what it wrote.
+# A host's render directory: no path separator, no leading dot or dash.
+_BAD_HOST = re.compile(r"[^A-Za-z0-9_.:-]|^[^A-Za-z0-9_]|^$")
 _OVERRIDES = {"trim_blocks": True, "lstrip_blocks": False, "newline_sequence": "\n"}
 
 
@@ -44,8 +47,13 @@ class ActionModule(ActionBase):
             text = templar.template(trust_as_template(self._source("templates", spec.template)),
                                     escape_backslashes=False, overrides=_OVERRIDES)
         except Exception as exc:  # pylint: disable=broad-except
-            # The template guards' message names the value's place, never a sensitive value itself.
-            raise AnsibleActionFail(f"{spec.name}: {getattr(exc, 'message', None) or exc}") from None
+            message = str(getattr(exc, "message", None) or exc)
+            if spec.sensitive:
+                # The template guards quote the start of the value they refuse: of an environment or secret
+                # file, only the place ("refusing to write the value of NAME") is reported.
+                found = re.search(r"refusing to write [^:]*", message)
+                message = (found.group() if found else "a value failed the template guards") + " (value not shown)"
+            raise AnsibleActionFail(f"{spec.name}: {message}") from None
         return "" if text is None else str(text)
 
     def _settings(self, args: dict, hostvars, host: str | None) -> dict:
@@ -78,8 +86,11 @@ class ActionModule(ActionBase):
         host = str(args.get("host") or task_vars.get("inventory_hostname"))
         host_plan = plan["hosts"].get(host) or {}
         settings = self._settings(args, None, None)
-        specs = host_files(host_plan, settings, roles=roles, kinds=kinds, profile=profile,
-                           secrets=args.get("secrets") or {})
+        try:
+            specs = host_files(host_plan, settings, roles=roles, kinds=kinds, profile=profile,
+                               secrets=args.get("secrets") or {})
+        except ValueError as exc:
+            raise AnsibleActionFail(str(exc)) from None
         for spec in specs:
             if spec.kind == "secrets" and not spec.variables["sglang_tpl_secrets"]:
                 raise AnsibleActionFail(f"{spec.service}: the plan gives secret flags but secrets has no values for "
@@ -146,10 +157,17 @@ class ActionModule(ActionBase):
         hostvars = task_vars.get("hostvars")
         directories, files, specs_all, paths = [], [], [], []
         for host, host_plan in plan["hosts"].items():
-            settings = self._settings(args, hostvars, str(host))
+            if not isinstance(host, str) or _BAD_HOST.search(host):
+                raise AnsibleActionFail(f"plan.hosts keys must be inventory host names usable as directory names, "
+                                        f"got {str(host)[:60]!r}")
+            settings = self._settings(args, hostvars, host)
             host_dir = os.path.join(base, str(host))
             directories.append({"path": host_dir, "mode": 0o755})
-            for spec in host_files(host_plan or {}, settings, roles=roles, kinds=kinds, render=True, profile=profile):
+            try:
+                specs = host_files(host_plan or {}, settings, roles=roles, kinds=kinds, render=True, profile=profile)
+            except ValueError as exc:
+                raise AnsibleActionFail(f"host {host}: {exc}") from None
+            for spec in specs:
                 path = os.path.join(host_dir, spec.render_name)
                 files.append({"path": path, "data": self._content(spec).encode("utf-8"), "mode": int(spec.mode, 8),
                               "sensitive": spec.sensitive})
@@ -161,7 +179,7 @@ class ActionModule(ActionBase):
             raise AnsibleActionFail(f"writing the render directory failed: {exc}") from None
         self._report(result, specs_all, paths, placed)
         # One line per host and file would swamp the output of a large fleet: counts only.
-        result["files"] = sum(1 for _unused in files)
+        result["files"] = len(files)
         result["files_changed"] = sum(1 for f in placed["files"] if f["changed"])
         result["msg"] = f"{len(plan['hosts'])} hosts, {result['files']} files, {result['files_changed']} changed"
         return result

@@ -11,7 +11,10 @@ places them on the host or in the render directory. A new file is one more entry
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
+
+from ansible_collections.ascend.sglang.plugins.module_utils._contract import CONTROL_RE
 
 # Deployment directories, by the setting naming them.
 ETC, LIBEXEC, SYSTEMD, SYSCTL = "etc_dir", "libexec_dir", "systemd_dir", "sysctl_dir"
@@ -53,6 +56,33 @@ class FileSpec:
     sensitive: bool = False
     owner: str | None = None
     group: str | None = None
+
+
+# Checked by a search for a character outside the allowed set: a '$' anchor would let "NAME\n" through.
+_BAD_NAME = re.compile(r"[^A-Za-z0-9_.-]|^[^A-Za-z0-9]|^$")
+_BAD_ENV_KEY = re.compile(r"[^A-Za-z0-9_]|^[0-9]|^$")
+ROLES = ("prefill", "decode", "mixed", "router")
+
+
+def check_service(svc) -> None:
+    """Fails (ValueError) on plan values that would break a file name, a unit or the shell files, before anything
+    is written. The message never holds an environment value or an argument."""
+    name = svc.get("name") if isinstance(svc, dict) else None
+    label = name if isinstance(name, str) and not CONTROL_RE.search(name) else "(no name)"
+    env = (svc.get("env") or {}) if isinstance(svc, dict) else None
+    argv = svc.get("argv") if isinstance(svc, dict) else None
+    if (not isinstance(name, str) or _BAD_NAME.search(name) or svc.get("role") not in ROLES
+            or not isinstance(argv, list) or not argv or not isinstance(env, dict)
+            or any(not isinstance(k, str) or _BAD_ENV_KEY.search(k) for k in env)):
+        raise ValueError(f"Invalid service in the plan: {label}. A service needs a name made of letters, digits, "
+                         "'_', '.', '-', a role among prefill/decode/mixed/router, a non-empty argv list and env keys "
+                         "that are shell variable names.")
+    for key, value in env.items():
+        if CONTROL_RE.search(str(value)):
+            raise ValueError(f"Invalid service in the plan: {label}: the value of {key} contains a control character")
+    for index, arg in enumerate(argv):
+        if CONTROL_RE.search(str(arg)):
+            raise ValueError(f"Invalid service in the plan: {label}: argument {index} contains a control character")
 
 
 def _truth(value) -> bool:
@@ -97,13 +127,16 @@ def summary(svc: dict) -> str:
 
 
 def host_files(host_plan: dict, settings: dict | None = None, *, roles=None, kinds=None, render: bool = False,
-               profile: str = "", secrets: dict | None = None) -> list:
+               profile: str = "", secrets: dict | None = None, check: bool = True) -> list:
     """The files of one host's plan entry, in writing order. roles: service roles to include (None: all, and
     the host's own files, cann_env.sh and the kernel settings);
     kinds: file kinds to include (None: all); render: render mode's set (summaries, no secrets nor watchdog
-    program). secrets: sglang_secrets (role -> flag -> value), needed for services with secret_flags."""
+    program). secrets: sglang_secrets (role -> flag -> value), needed for services with secret_flags.
+    Raises ValueError naming the service when one is not fit to be written (check_service)."""
     cfg = dict(DEFAULT_SETTINGS, **(settings or {}))
     services = [s for s in host_plan.get("services") or [] if roles is None or s.get("role") in roles]
+    for svc in services if check else ():
+        check_service(svc)
     unit_vars = {"sglang_tpl_profile": profile, "sglang_tpl_etc_dir": cfg[ETC], "sglang_tpl_libexec_dir": cfg[LIBEXEC],
                  "sglang_tpl_restart_sec": cfg["restart_sec"], "sglang_tpl_timeout_stop_sec": cfg["timeout_stop_sec"],
                  "sglang_tpl_limit_nofile": cfg["limit_nofile"]}
@@ -155,5 +188,5 @@ def render_paths(plan: dict) -> list:
     paths = []
     for host, host_plan in (plan.get("hosts") or {}).items():
         paths.append(host)
-        paths += [f"{host}/{f.render_name}" for f in host_files(host_plan or {}, render=True)]
+        paths += [f"{host}/{f.render_name}" for f in host_files(host_plan or {}, render=True, check=False)]
     return paths

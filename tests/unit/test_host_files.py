@@ -7,6 +7,8 @@ import json
 import os
 import stat
 
+import pytest
+
 from ansible_collections.ascend.sglang.plugins.module_utils._host_files import (
     DEFAULT_SETTINGS, host_files, render_paths, watchdog_config)
 from ansible_collections.ascend.sglang.plugins.module_utils._place import place_all
@@ -94,3 +96,15 @@ def test_placement_is_atomic_idempotent_and_keeps_sensitive_content_out_of_the_d
     fixed = place_all(dirs, files, check_mode=False, want_diff=False)
     assert [f["changed"] for f in fixed["files"]] == [True, False]
     assert stat.S_IMODE(os.stat(target / "a.conf").st_mode) == 0o644
+
+
+@pytest.mark.parametrize("change", [
+    {"name": "a/b"}, {"name": "x\n"}, {"name": ".hidden"}, {"role": "worker"}, {"argv": []}, {"argv": "python3"},
+    {"env": {"1A": "x"}}, {"env": {"A B": "x"}}, {"env": {"A": "1\nid"}}, {"argv": ["python3", "a\x00"]}])
+def test_an_unfit_service_stops_the_rendering_before_anything_is_written(change) -> None:
+    bad = dict(DECODE, **change)
+    with pytest.raises(ValueError, match="Invalid service in the plan") as failure:
+        host_files({"services": [bad]}, roles=["decode", "worker"])
+    assert "1\nid" not in str(failure.value) and "\x00" not in str(failure.value)
+    # The list of render paths (what a render directory may hold) does not judge the services.
+    assert render_paths({"hosts": {"h": {"services": [bad]}}})
