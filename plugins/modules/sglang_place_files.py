@@ -122,15 +122,17 @@ def main() -> None:
             "directories": {"type": "list", "elements": "dict", "default": [], "options": {
                 "path": {"type": "path", "required": True},
                 "mode": {"type": "str", "default": "0755"}}},
-            "files": {"type": "list", "elements": "dict", "default": [], "options": {
-                "path": {"type": "path", "required": True},
-                "content": {"type": "str"},
-                "secret_content": {"type": "str", "no_log": True},
-                "mode": {"type": "str", "required": True},
-                "owner": {"type": "str"},
-                "group": {"type": "str"}},
-             "required_one_of": [["content", "secret_content"]],
-             "mutually_exclusive": [["content", "secret_content"]]},
+            "files": {
+                "type": "list", "elements": "dict", "default": [],
+                "options": {
+                    "path": {"type": "path", "required": True},
+                    "content": {"type": "str"},
+                    "secret_content": {"type": "str", "no_log": True},
+                    "mode": {"type": "str", "required": True},
+                    "owner": {"type": "str"},
+                    "group": {"type": "str"}},
+                "required_one_of": [["content", "secret_content"]],
+                "mutually_exclusive": [["content", "secret_content"]]},
         },
         supports_check_mode=True,
     )

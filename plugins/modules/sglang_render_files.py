@@ -15,7 +15,7 @@ description:
     configuration and unit, plus the watchdog program), renders them on the controller from the
     C(ascend.sglang.sglang_service) role's templates, and writes them in one step.
   - Deployment (O(render_dir) unset) - the files of O(host) go to their deployment directories
-    (O(settings.etc_dir), O(settings.libexec_dir), O(settings.systemd_dir), O(settings.sysctl_dir)) in one call of
+    (C(etc_dir), C(libexec_dir), C(systemd_dir), C(sysctl_dir) of O(settings)) in one call of
     M(ascend.sglang.sglang_place_files), which creates the directories and replaces each differing file
     atomically with its mode (secret files C(0600), owned by root).
   - Render mode (O(render_dir) set) - every host of the plan gets a directory C(<render_dir>/<host>/) with its
