@@ -19,9 +19,9 @@ from ansible_collections.ascend.sglang.plugins.module_utils._host_files import (
 from ansible_collections.ascend.sglang.plugins.module_utils._place import place_all
 
 _ROLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "roles", "sglang_service")
-# What ansible.builtin.template uses by default: the files are byte for byte what it wrote.
 # A host's render directory: no path separator, no leading dot or dash.
 _BAD_HOST = re.compile(r"[^A-Za-z0-9_.:-]|^[^A-Za-z0-9_]|^$")
+# What ansible.builtin.template uses by default: the files are byte for byte what it wrote.
 _OVERRIDES = {"trim_blocks": True, "lstrip_blocks": False, "newline_sequence": "\n"}
 
 
