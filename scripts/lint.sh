@@ -3,13 +3,17 @@
 #   1. ansible-lint --profile production (.ansible-lint holds the exclusions and why);
 #   2. ansible-test sanity, every test that runs without containers, on a copy of the checkout laid out as
 #      ansible_collections/ascend/sglang (tracked and new files; tests/sanity/ignore-*.txt applies);
-#   3. the built tarball installed into a temporary collections path renders, by FQCN from another directory,
+#   3. ansible-test units on that copy: the host-side tests (tests/unit/plugins/modules, module_utils) on the
+#      oldest host Python (3.11, Debian bookworm's), every unit test on the controller's Python (3.12);
+#      each failed or erroring test is a finding;
+#   4. the built tarball installed into a temporary collections path renders, by FQCN from another directory,
 #      byte for byte what the checkout's render mode writes.
 # Sets up its own tools under .cache/lint (venvs with pinned ansible-lint / ansible-core, PyPI only;
-# the shellcheck binary from the distribution's packages), installing only what is missing.
+# the shellcheck binary and Python 3.11's venv module from the distribution's packages), installing only what
+# is missing.
 # Ends with one summary line, findings by file; exits non-zero on any finding.
 #   scripts/lint.sh               # all gates
-#   scripts/lint.sh lint sanity   # only the named ones (lint, sanity, render)
+#   scripts/lint.sh lint sanity   # only the named ones (lint, sanity, units, render)
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 ROOT=$PWD
@@ -20,7 +24,7 @@ PROFILE=deepseek_r1_pd32
 log() { printf 'lint.sh: %s\n' "$*" >&2; }
 start=$SECONDS
 gates=("$@")
-[ ${#gates[@]} -gt 0 ] || gates=(lint sanity render)
+[ ${#gates[@]} -gt 0 ] || gates=(lint sanity units render)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$TOOLS"
@@ -73,6 +77,30 @@ gate_lint() {
   fi
 }
 
+# ansible-test keeps its per-test venvs and its pip bootstrap script under $HOME/.ansible/test; the bootstrap
+# script comes from ansible-test's own file server, which scripts/lint/get_pip.py replaces (PyPI only).
+# Prints the HOME to give ansible-test.
+ansible_test_home() {
+  local home=$TOOLS/ansible-test-home pip_version
+  pip_version=$(grep -oE "pip='[0-9.]+'" "$TOOLS"/sanity/lib/python3*/site-packages/ansible_test/_internal/python_requirements.py \
+                | head -n 1 | grep -oE '[0-9.]+[0-9]')
+  mkdir -p "$home/.ansible/test/cache"
+  cp scripts/lint/get_pip.py "$home/.ansible/test/cache/get_pip_${pip_version//./_}.py"
+  echo "$home"
+}
+
+# The checkout (tracked and new files) laid out as ansible_collections/ascend/sglang, as ansible-test needs it;
+# made once, shared by the sanity and units gates. Prints its path.
+collection_copy() {
+  local col=$work/ac/ansible_collections/ascend/sglang
+  if [ ! -d "$col" ]; then
+    mkdir -p "$col"
+    git ls-files -co --exclude-standard -z | xargs -0 cp -P --parents -t "$col" 2>/dev/null
+    (cd "$col" && git init -q && git add -A >/dev/null 2>&1)
+  fi
+  echo "$col"
+}
+
 # ----------------------------------------------------------------------------------- ansible-test sanity
 gate_sanity() {
   venv "$TOOLS/sanity" "$SANITY_PINS"
@@ -84,17 +112,8 @@ gate_sanity() {
     fi
     command -v shellcheck >/dev/null || { log "shellcheck is missing (the shellcheck sanity test needs it)"; exit 2; }
   fi
-  # ansible-test keeps its per-test venvs and its pip bootstrap script under $HOME/.ansible/test; the bootstrap
-  # script comes from ansible-test's own file server, which scripts/lint/get_pip.py replaces (PyPI only).
-  local home=$TOOLS/ansible-test-home pip_version
-  pip_version=$(grep -oE "pip='[0-9.]+'" "$TOOLS"/sanity/lib/python3*/site-packages/ansible_test/_internal/python_requirements.py \
-                | head -n 1 | grep -oE '[0-9.]+[0-9]')
-  mkdir -p "$home/.ansible/test/cache"
-  cp scripts/lint/get_pip.py "$home/.ansible/test/cache/get_pip_${pip_version//./_}.py"
-  local col=$work/sanity/ansible_collections/ascend/sglang
-  mkdir -p "$col"
-  git ls-files -co --exclude-standard -z | xargs -0 cp -P --parents -t "$col" 2>/dev/null
-  (cd "$col" && git init -q && git add -A >/dev/null 2>&1)
+  local home col
+  home=$(ansible_test_home); col=$(collection_copy)
   log "ansible-test sanity --local --python 3.12 (24 tests, without containers)"
   (cd "$col" && HOME=$home "$TOOLS/sanity/bin/ansible-test" sanity --local --python 3.12 --requirements \
      --color no >"$work/sanity.out" 2>&1)
@@ -106,6 +125,59 @@ gate_sanity() {
     tail -n 30 "$work/sanity.out" >&2
     echo "sanity (ansible-test exited $rc)" >> "$work/findings"
   fi
+}
+
+# ------------------------------------------------------------------------------------ ansible-test units
+# A Python 3.11 venv for the host-side tests: ansible-core 2.21 needs Python >= 3.12 on the controller, so
+# ansible-test (run from the sanity venv) drives this interpreter as a target only; it installs pytest and
+# PyYAML into it (--requirements) and puts only ansible.module_utils and the collection loader on its path,
+# so a host-side test that needed controller code from ansible would fail here.
+python311() {
+  local dir=$TOOLS/units-python3.11
+  if [ ! -x "$dir/bin/python" ]; then
+    command -v python3.11 >/dev/null || { log "python3.11 is missing (the oldest host Python, Debian bookworm's)"; exit 2; }
+    if ! python3.11 -m venv "$dir" >/dev/null 2>&1; then
+      rm -rf "$dir"
+      if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        log "installing python3.11-venv"
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3.11-venv >/dev/null 2>&1 \
+          || { apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3.11-venv >/dev/null; }
+      fi
+      python3.11 -m venv "$dir" || { log "python3.11 -m venv failed (Debian: apt-get install python3.11-venv)"; exit 2; }
+    fi
+  fi
+  echo "$dir/bin/python"
+}
+
+# units_run NAME PYTHON PATHS...: one ansible-test units run; failed or erroring tests become findings.
+units_run() {
+  local name=$1 python=$2 home col rc; shift 2
+  home=$(ansible_test_home); col=$(collection_copy)
+  (cd "$col" && HOME=$home "$TOOLS/sanity/bin/ansible-test" units --local --python "$name" --python-interpreter "$python" \
+     --requirements --color no "$@" >"$work/units-$name.out" 2>&1)
+  rc=$?
+  # pytest -r a: "FAILED path::test - reason", "ERROR path[::test] - reason"
+  grep -E '^(FAILED|ERROR) tests/' "$work/units-$name.out" >&2
+  grep -E '^(FAILED|ERROR) tests/' "$work/units-$name.out" | awk '{print $2}' | cut -d: -f1 \
+    | sed 's/^/units /' >> "$work/findings"
+  grep -E '^=+ .*(passed|failed|error).* in [0-9.]+s' "$work/units-$name.out" | sed "s/^/units, Python $name: /" >&2
+  if [ "$rc" -ne 0 ] && ! grep -qE '^(FAILED|ERROR) tests/' "$work/units-$name.out"; then
+    tail -n 30 "$work/units-$name.out" >&2
+    echo "units (ansible-test units --python $name exited $rc)" >> "$work/findings"
+  fi
+}
+
+gate_units() {
+  venv "$TOOLS/sanity" "$SANITY_PINS"
+  local host_tests=() not_host=() d
+  for d in tests/unit/plugins/modules tests/unit/plugins/module_utils; do
+    [ -d "$d" ] && host_tests+=("$d/") && not_host+=(--exclude "$d/")
+  done
+  log "ansible-test units: ${host_tests[*]} on Python 3.11, the other tests/unit/ on Python 3.12"
+  units_run 3.11 "$(python311)" "${host_tests[@]}"
+  # The controller's Python is the sanity venv's: it already holds ansible-core's requirements. The host-side
+  # tests run on 3.12 too in README's test command.
+  units_run 3.12 "$TOOLS/sanity/bin/python" tests/unit/ "${not_host[@]}"
 }
 
 # --------------------------------------------------------------- build -> install -> FQCN render, compared
@@ -140,8 +212,9 @@ for g in "${gates[@]}"; do
   case $g in
     lint) gate_lint ;;
     sanity) gate_sanity ;;
+    units) gate_units ;;
     render) gate_render ;;
-    *) log "unknown gate $g (lint, sanity, render)"; exit 2 ;;
+    *) log "unknown gate $g (lint, sanity, units, render)"; exit 2 ;;
   esac
 done
 

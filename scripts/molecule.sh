@@ -19,6 +19,7 @@ ROUTER_VERSION=0.3.0
 CONTAINER_PYTHON=3.11            # python3 of Debian bookworm, the base image
 STANDIN_TORCH=2.8.0+cpu                    # the reference environment's torch and torch_npu (document 002)
 STANDIN_TORCH_NPU=2.8.0.post2.dev20251224
+STANDIN_TORCH_NPU_OTHER=2.7.1                # a torch_npu for another torch (the stack fault of pd_separation)
 VENV=$ROOT/.venv-molecule
 log() { printf 'molecule.sh: %s\n' "$*" >&2; }
 mkdir -p "$CACHE"
@@ -127,6 +128,8 @@ done
 # stack probe of preflight and doctor imports them with the server's interpreter.
 "$VENV/bin/python" tests/standins/build_wheel.py "$WHEELHOUSE/server" "$STANDIN_TORCH" torch >/dev/null
 "$VENV/bin/python" tests/standins/build_wheel.py "$WHEELHOUSE/server" "$STANDIN_TORCH_NPU" torch_npu >/dev/null
+# A torch_npu built for another torch, which a bad wheelhouse could hold: the deployment must stop on it.
+"$VENV/bin/python" tests/standins/build_wheel.py "$WHEELHOUSE/server" "$STANDIN_TORCH_NPU_OTHER" torch_npu >/dev/null
 
 # --- the checkout as the ascend.sglang collection ----------------------------------------------------
 mkdir -p .collections/ansible_collections/ascend
@@ -136,6 +139,7 @@ export ANSIBLE_COLLECTIONS_PATH
 export PATH="$VENV/bin:$PATH"
 export SGLANG_MOLECULE_WHEELHOUSE=$WHEELHOUSE SGLANG_MOLECULE_IMAGE=$IMAGE SGLANG_MOLECULE_ROOT=$ROOT
 export SGLANG_MOLECULE_TORCH=$STANDIN_TORCH SGLANG_MOLECULE_TORCH_NPU=$STANDIN_TORCH_NPU
+export SGLANG_MOLECULE_TORCH_NPU_OTHER=$STANDIN_TORCH_NPU_OTHER
 export ANSIBLE_PIPELINING=True ANSIBLE_FORCE_COLOR=0 PY_COLORS=0 ANSIBLE_NOCOLOR=1
 
 # --- run -----------------------------------------------------------------------------------------

@@ -14,10 +14,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 import conftest  # noqa: E402,F401  (puts the collection on sys.path)  # pylint: disable=unused-import
 
-from ansible_collections.ascend.sglang.plugins.module_utils._profile import (  # noqa: E402
+from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import (  # noqa: E402
     Profile, _read_yaml, available_profiles, load_profile, profiles_dir,
 )
-from ansible_collections.ascend.sglang.plugins.module_utils._releases import load_release_tables  # noqa: E402
+from ansible_collections.ascend.sglang.plugins.plugin_utils._releases import load_release_tables  # noqa: E402
 
 TABLE_BEGIN = "<!-- profile-table:begin -->"
 TABLE_END = "<!-- profile-table:end -->"

@@ -15,9 +15,9 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.ascend.sglang.plugins.module_utils._bench import (
     DEFAULT_TPOT_TOLERANCE, evaluate, render_table,
 )
-from ansible_collections.ascend.sglang.plugins.module_utils._errors import PlanError
-from ansible_collections.ascend.sglang.plugins.module_utils._png import bench_chart
-from ansible_collections.ascend.sglang.plugins.module_utils._profile import load_profile
+from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import PlanError
+from ansible_collections.ascend.sglang.plugins.plugin_utils._png import bench_chart
+from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import load_profile
 
 
 def _write(path: str, data: bytes) -> None:

@@ -9,11 +9,11 @@ import dataclasses
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.ascend.sglang.plugins.module_utils._contract import ROLE_VAR_NAMES
-from ansible_collections.ascend.sglang.plugins.module_utils._errors import Collector, PlanError
-from ansible_collections.ascend.sglang.plugins.module_utils._planner import plan
-from ansible_collections.ascend.sglang.plugins.module_utils._profile import ROLES, load_profile
-from ansible_collections.ascend.sglang.plugins.module_utils._topology import build_inventory
+from ansible_collections.ascend.sglang.plugins.plugin_utils._contract import ROLE_VAR_NAMES
+from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector, PlanError
+from ansible_collections.ascend.sglang.plugins.plugin_utils._planner import plan
+from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import ROLES, load_profile
+from ansible_collections.ascend.sglang.plugins.plugin_utils._topology import build_inventory
 
 # Deployment-wide inventory variables the planner reads (group_vars/all or extra vars).
 DEPLOYMENT_VARS = (

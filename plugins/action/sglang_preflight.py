@@ -10,9 +10,9 @@ from __future__ import annotations
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.ascend.sglang.plugins.module_utils._errors import PlanError
-from ansible_collections.ascend.sglang.plugins.module_utils._profile import load_profile
-from ansible_collections.ascend.sglang.plugins.module_utils._releases import load_release_tables
+from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import PlanError
+from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import load_profile
+from ansible_collections.ascend.sglang.plugins.plugin_utils._releases import load_release_tables
 
 PASSED = ("mode", "min_driver_version", "min_cann_version", "min_hbm_free_ratio", "npu_smi", "driver_info",
           "toolkit_info", "probe_timeout", "runtime_timeout", "installed_by_roles", "stack_policy")

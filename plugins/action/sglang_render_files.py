@@ -2,7 +2,7 @@
 # Apache License 2.0
 """Renders a host's files from the plan and the role templates on the controller, in one step: either sends
 them to the host in one module call (deployment) or writes every host's files into the render directory
-(render mode). The file list is module_utils/_host_files.py."""
+(render mode). The file list is plugin_utils/_host_files.py."""
 
 from __future__ import annotations
 
@@ -14,9 +14,10 @@ from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 from ansible.template import trust_as_template
 
-from ansible_collections.ascend.sglang.plugins.module_utils._host_files import (
+from ansible_collections.ascend.sglang.plugins.plugin_utils._host_files import (
     DEFAULT_SETTINGS, SERVICE_KINDS, WATCHDOG_KINDS, host_files)
 from ansible_collections.ascend.sglang.plugins.module_utils._place import place_all
+from ansible_collections.ascend.sglang.plugins.plugin_utils._watchdog import unit_name
 
 _ROLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "roles", "sglang_service")
 # A host's render directory: no path separator, no leading dot or dash.
@@ -124,14 +125,21 @@ class ActionModule(ActionBase):
         result["start"] = (
             [{"unit": name + ".service", "restart": name in restart, "new_unit": name in result["changed_units"]}
              for name in services]
-            + [{"unit": f"sglang-watchdog-{name}.service", "restart": name in result["changed_watchdogs"],
+            + [{"unit": unit_name(name), "restart": name in result["changed_watchdogs"],
                 "new_unit": name in result["changed_watchdogs"]} for name in result["watched"]])
+        # Watchdogs already installed whose service is about to restart: stopped on every host before any host
+        # restarts a service, started again with the others (a running one would see rank 0 restart first and
+        # restart its rank too, possibly after that rank had joined the new rank 0).
+        new_units = {row["service"] for row in result["files"] if row["kind"] == "watchdog_unit" and row["new"]}
+        result["pause_watchdogs"] = [unit_name(name) for name in result["watched"]
+                                     if name in result["restart"] and name not in new_units]
         return result
 
     def _report(self, result: dict, specs: list, paths: list, placed: dict) -> dict:
         changed = {f["path"]: f["changed"] for f in placed.get("files", [])}
-        rows = [{"path": path, "kind": spec.kind, "service": spec.service, "changed": bool(changed.get(path))}
-                for spec, path in zip(specs, paths)]
+        new = {f["path"]: f.get("new", False) for f in placed.get("files", [])}
+        rows = [{"path": path, "kind": spec.kind, "service": spec.service, "changed": bool(changed.get(path)),
+                 "new": bool(new.get(path))} for spec, path in zip(specs, paths)]
 
         def names(selected):
             out = []
@@ -173,6 +181,7 @@ class ActionModule(ActionBase):
                               "sensitive": spec.sensitive})
                 specs_all.append(spec)
                 paths.append(path)
+        self._refuse_foreign(base, [d["path"] for d in directories] + paths)
         try:
             placed = place_all(directories, files, bool(self._task.check_mode), bool(self._task.diff))
         except OSError as exc:
@@ -183,3 +192,25 @@ class ActionModule(ActionBase):
         result["files_changed"] = sum(1 for f in placed["files"] if f["changed"])
         result["msg"] = f"{len(plan['hosts'])} hosts, {result['files']} files, {result['files_changed']} changed"
         return result
+
+    @staticmethod
+    def _refuse_foreign(base: str, planned: list) -> None:
+        """The render directory must be new, empty or hold an earlier render of this same plan: a file or host
+        directory this plan does not produce (an earlier render of another inventory) is refused rather than
+        removed, so that nothing of the operator's is deleted and no stale host is left beside the new ones."""
+        if not os.path.lexists(base):
+            return
+        if not os.path.isdir(base) or os.path.islink(base):
+            raise AnsibleActionFail(f"sglang_render_dir '{base}' exists and is not a directory: pass a new directory, "
+                                    "an empty one or one holding an earlier render of this plan.")
+        known = {os.path.relpath(path, base) for path in planned}
+        found = []
+        for top, dirs, names in os.walk(base):
+            found += [os.path.relpath(os.path.join(top, name), base) for name in dirs + names]
+        foreign = sorted(set(found) - known)
+        if foreign:
+            more = ", ..." if len(foreign) > 10 else ""
+            raise AnsibleActionFail(
+                f"sglang_render_dir '{base}' holds {len(foreign)} file(s) this plan does not produce "
+                f"({', '.join(foreign[:10])}{more}), e.g. hosts of an earlier render: remove them or render into a "
+                "new directory.")

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.ascend.sglang.plugins.module_utils._contract import CONTROL_RE, ENV_NAME_RE, MAX_LEN
-from ansible_collections.ascend.sglang.plugins.module_utils._host_files import render_paths
+from ansible_collections.ascend.sglang.plugins.plugin_utils._contract import CONTROL_RE, ENV_NAME_RE, MAX_LEN
 
 
 def _check_text(value, what):
@@ -49,12 +48,7 @@ def sglang_env_name(value):
     return value
 
 
-def sglang_render_files(plan):
-    """Every path (relative to the render directory) render mode writes for this plan, directories included."""
-    return render_paths(plan)
-
-
 class FilterModule:
     def filters(self):
         return {"sglang_no_control": sglang_no_control, "sglang_unit_word": sglang_unit_word,
-                "sglang_env_name": sglang_env_name, "sglang_render_files": sglang_render_files}
+                "sglang_env_name": sglang_env_name}

@@ -332,6 +332,7 @@ def observe(req: Mapping[str, Any], npu_smi: str = "npu-smi", driver_info: str =
         observed["routes"] = {p["address"]: route_source(p["address"], int(p["port"])) for p in req.get("probes") or []}
         if req.get("npu"):
             observed["driver"] = observe_driver(driver_info)
+        if req.get("npu") or req.get("toolkit"):
             observed["toolkit"] = observe_toolkit(list(toolkit_info))
         observed["probes"] = {k: f.result() for k, f in probes.items()}
         observed["runtimes"] = {k: f.result() for k, f in runtimes.items()}

@@ -81,8 +81,8 @@ def place_file(path: str, data: bytes, mode: int, check_mode: bool, owner: str |
 
 def place_all(directories: list, files: list, check_mode: bool, want_diff: bool) -> dict:
     """directories: [{path, mode}]; files: [{path, data (bytes), mode (int), owner, group, sensitive}].
-    Returns {changed, directories: [{path, changed}], files: [{path, changed}], diff: [...]}; no content of a
-    sensitive file is ever returned."""
+    Returns {changed, directories: [{path, changed}], files: [{path, changed, new}], diff: [...]} (new: there was
+    no file at path before); no content of a sensitive file is ever returned."""
     result = {"changed": False, "directories": [], "files": [], "diff": []}
     for entry in directories:
         changed = ensure_directory(entry["path"], entry["mode"], check_mode)
@@ -91,7 +91,7 @@ def place_all(directories: list, files: list, check_mode: bool, want_diff: bool)
     for entry in files:
         changed, before = place_file(entry["path"], entry["data"], entry["mode"], check_mode,
                                      entry.get("owner"), entry.get("group"))
-        result["files"].append({"path": entry["path"], "changed": changed})
+        result["files"].append({"path": entry["path"], "changed": changed, "new": before is None})
         result["changed"] |= changed
         if changed and want_diff and not entry.get("sensitive"):
             result["diff"].append({

@@ -13,6 +13,10 @@ without a host.  Three steps:
 
 ``aggregate`` / ``render_table`` / ``report`` turn every host's findings into one table and a
 JSON document with a status an automation can use (0 ok, 1 warnings, 2 failures).
+
+Modes: ``preflight`` (before start), ``doctor`` (a running cluster) and ``stack``: only the server
+interpreter's stack (its runtime and stack checks), run by deploy.yml right after the roles installed it
+(``sglang_server_install``), when preflight could not check it yet.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ EXIT_CODES = {OK: 0, WARN: 1, FAIL: 2}
 STATUS_WORDS = {OK: "ok", WARN: "warnings", FAIL: "failures"}
 # Devices one node offers (the planner's NODE_DEVICES; repeated so this module stays standalone).
 NODE_DEVICES = {"A3": 16, "A2": 8}
-MODES = ("preflight", "doctor")
+MODES = ("preflight", "doctor", "stack")
 DEFAULT_HBM_FREE_RATIO = 0.8
 SERVER_ROLES = ("prefill", "decode", "mixed")
 RUNTIME_PACKAGES = {"router": ("sglang-router", "sglang_router")}
@@ -202,8 +206,24 @@ def _installed_later(runtime: Mapping[str, Any], ctx: Context) -> bool:
     return ctx.mode == "preflight" and runtime["package"] in ctx.installed_by_roles
 
 
+def _in_scope(runtime: Mapping[str, Any], ctx: Context) -> bool:
+    """Whether this mode checks the runtime: every one but those installed later; the server's alone in stack mode."""
+    if ctx.mode == "stack":
+        return bool(runtime["stack"])
+    return not _installed_later(runtime, ctx)
+
+
 def requirements(host_plan: Mapping[str, Any], ctx: Context) -> dict[str, Any]:
     """What the host probe must look at for this host plan (all lists, JSON-able)."""
+    if ctx.mode == "stack":
+        # The server interpreter's report, and the host's CANN toolkit it is compared with; nothing else.
+        runtimes: dict[str, dict[str, Any]] = {}
+        for svc in _services(host_plan):
+            runtime = _runtime(svc, host_plan, ctx)
+            if runtime and runtime["key"] not in runtimes and _in_scope(runtime, ctx):
+                runtimes[runtime["key"]] = runtime
+        return {"npu": False, "toolkit": bool(runtimes), "paths": {}, "names": [], "nics": [], "ports": [],
+                "probes": [], "runtimes": list(runtimes.values()), "units": [], "health": []}
     paths: dict[str, str] = {}
     for script in (host_plan.get("cann") or {}).get("sources") or []:
         paths[str(script)] = "file"
@@ -223,12 +243,13 @@ def requirements(host_plan: Mapping[str, Any], ctx: Context) -> dict[str, Any]:
         for address, port, _unused in _peer_targets(svc):
             probes[f"{address}:{port}"] = {"address": address, "port": port}
         runtime = _runtime(svc, host_plan, ctx)
-        if runtime and runtime["key"] not in runtimes and not _installed_later(runtime, ctx):
+        if runtime and runtime["key"] not in runtimes and _in_scope(runtime, ctx):
             runtimes[runtime["key"]] = runtime
         if ctx.mode == "doctor" and svc.get("health_url"):
             health.append({"service": str(svc.get("name")), "url": str(svc["health_url"])})
     return {
         "npu": _is_server_host(host_plan),
+        "toolkit": _is_server_host(host_plan),
         "paths": paths,
         # Bind addresses may be host names (sglang_host_ip: node1): the host resolves them itself.
         "names": sorted({str(svc.get("host")) for svc in _services(host_plan) if svc.get("host")}),
@@ -558,7 +579,7 @@ def _check_runtimes(out: _Out, host_plan: Mapping[str, Any], observed: Mapping[s
     seen: set[str] = set()
     for svc in _services(host_plan):
         runtime = _runtime(svc, host_plan, ctx)
-        if not runtime or runtime["key"] in seen:
+        if not runtime or runtime["key"] in seen or (ctx.mode == "stack" and not runtime["stack"]):
             continue
         seen.add(runtime["key"])
         if _installed_later(runtime, ctx):
@@ -603,7 +624,7 @@ def _check_stack(out: _Out, host_plan: Mapping[str, Any], observed: Mapping[str,
     seen: set[str] = set()
     for svc in _services(host_plan):
         runtime = _runtime(svc, host_plan, ctx)
-        if not runtime or not runtime["stack"] or runtime["key"] in seen or _installed_later(runtime, ctx):
+        if not runtime or not runtime["stack"] or runtime["key"] in seen or not _in_scope(runtime, ctx):
             continue
         seen.add(runtime["key"])
         stack = (runtimes.get(runtime["key"]) or {}).get("stack")
@@ -644,6 +665,10 @@ def _check_doctor(out: _Out, host_plan: Mapping[str, Any], observed: Mapping[str
 def check_host(host: str, host_plan: Mapping[str, Any], observed: Mapping[str, Any], ctx: Context) -> list[Finding]:
     """Every finding (ok, warn, fail) for one host of the plan."""
     out = _Out(host)
+    if ctx.mode == "stack":
+        _check_runtimes(out, host_plan, observed, ctx)
+        _check_stack(out, host_plan, observed, ctx)
+        return out.items
     if _is_server_host(host_plan):
         _check_npu(out, host_plan, observed, ctx)
         _check_versions(out, observed, ctx)

@@ -97,6 +97,9 @@ files:
     changed:
       description: Whether it was (or in check mode would be) written or its mode or owner set.
       type: bool
+    new:
+      description: Whether there was no file at its path before.
+      type: bool
 directories:
   description: One entry per directory, in the order given.
   returned: always

@@ -50,9 +50,13 @@ options:
     type: dict
     default: {}
   mode:
-    description: C(preflight) (before start) or C(doctor) (a running or planned cluster).
+    description:
+      - C(preflight) (before start) or C(doctor) (a running or planned cluster).
+      - "C(stack) checks the server interpreter's stack alone (its release, imports, torch_npu vs torch, visible
+        NPUs, deep-ep vs the host's CANN, the reference environment): deploy.yml runs it right after the roles
+        installed the stack (C(sglang_server_install)), before any file of a service is written."
     type: str
-    choices: [preflight, doctor]
+    choices: [preflight, doctor, stack]
     default: preflight
   min_driver_version:
     description: Minimum NPU driver version (e.g. C(25.2.0)); none checks presence only.
@@ -160,7 +164,7 @@ def main() -> None:
             "profile": {"type": "str"},
             "hardware": {"type": "str", "choices": ["A2", "A3"]},
             "releases": {"type": "dict", "default": {}},
-            "mode": {"type": "str", "choices": ["preflight", "doctor"], "default": "preflight"},
+            "mode": {"type": "str", "choices": ["preflight", "doctor", "stack"], "default": "preflight"},
             "min_driver_version": {"type": "str"},
             "min_cann_version": {"type": "str"},
             "min_hbm_free_ratio": {"type": "float"},

@@ -36,7 +36,7 @@ options:
     choices: [fail, warn, never]
     default: fail
   mode:
-    description: C(preflight) or C(doctor), recorded in the report.
+    description: C(preflight), C(doctor) or C(stack), recorded in the report.
     type: str
     default: preflight
   profile:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 import seeddoc as sd
-from ansible_collections.ascend.sglang.plugins.module_utils import _planner, _profile, _topology
+from ansible_collections.ascend.sglang.plugins.plugin_utils import _planner, _profile, _topology
 
 PROFILES = _profile.available_profiles()
 SECTIONS = {s.title: s for s in sd.load_sections()}

@@ -24,7 +24,8 @@ from typing import Any
 import pytest
 
 import seeddoc as sd
-from ansible_collections.ascend.sglang.plugins.module_utils import _bench, _profile
+from ansible_collections.ascend.sglang.plugins.module_utils import _bench
+from ansible_collections.ascend.sglang.plugins.plugin_utils import _profile
 
 ALIASES = {"deepseek_r1_pd32"}
 PIDS = [p for p in _profile.available_profiles() if p not in ALIASES]

@@ -163,7 +163,7 @@ def rename_host(group: str, old: str, new: str) -> Callable[[dict], None]:
     return lambda c: c["groups"][group].__setitem__(new, c["groups"][group].pop(old))
 
 
-# The input contract (plugins/module_utils/_contract.py), class by class.
+# The input contract (plugins/plugin_utils/_contract.py), class by class.
 CONTRACT_CASES = [
     # The worst: values that would have run as code or added systemd directives.
     ("env name with a trailing newline", with_(MIXED, override("mixed", "env", {"NAME\n": "1"})),

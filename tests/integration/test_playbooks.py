@@ -12,13 +12,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.ascend.sglang.plugins.module_utils._planner import plan
-from ansible_collections.ascend.sglang.plugins.module_utils._profile import load_profile
-from ansible_collections.ascend.sglang.plugins.module_utils._topology import build_inventory
+from ansible_collections.ascend.sglang.plugins.plugin_utils import _watchdog as watchdog
+from ansible_collections.ascend.sglang.plugins.plugin_utils._planner import plan
+from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import load_profile
+from ansible_collections.ascend.sglang.plugins.plugin_utils._topology import build_inventory
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 INVENTORIES = sorted(p.name for p in (ROOT / "inventories").iterdir() if p.is_dir())
+WATCHDOG_DEFAULTS = yaml.safe_load((ROOT / "roles/sglang_service/defaults/main.yml").read_text())
 pytestmark = pytest.mark.ansible
 
 
@@ -87,6 +89,14 @@ def test_render_writes_the_plan(inventory: str, rendered) -> None:
             assert launcher.count("--") >= svc.argv.count("--") and "exec " in launcher
             unit = (out / host / f"{svc.name}.service").read_text()
             assert f"ExecStart=/usr/local/libexec/sglang/{svc.name}.sh" in unit
+        # The watchdog files deploy writes for the host's watched services (role defaults, as the examples keep).
+        for svc in watchdog.watched([s.__dict__ for s in host_plan.services], WATCHDOG_DEFAULTS):
+            want += [f"{host}/sglang-watchdog-{svc['name']}.service", f"{host}/{svc['name']}.watchdog.json"]
+            config = json.loads((out / host / f"{svc['name']}.watchdog.json").read_text())
+            assert config == json.loads(json.dumps(watchdog.config(svc, WATCHDOG_DEFAULTS)))
+            unit = (out / host / f"sglang-watchdog-{svc['name']}.service").read_text()
+            assert (f"ExecStart=/usr/bin/python3 /usr/local/libexec/sglang/sglang_watchdog.py "
+                    f"/etc/sglang/{svc['name']}.watchdog.json") in unit
         subprocess.run(["bash", "-n", str(out / host / "cann_env.sh")], check=True)
     assert written == sorted(want)
     assert recap_changed(first.stdout) > 0
@@ -119,7 +129,7 @@ def test_render_uses_the_deployment_modes(rendered) -> None:
     modes = {p.name.split(".", 1)[1] if p.name.startswith("sglang-") else p.name: p.stat().st_mode & 0o777
              for p in out.rglob("*") if p.is_file()}
     assert modes == {"env": 0o640, "json": 0o640, "sh": 0o755, "service": 0o644, "cann_env.sh": 0o644,
-                     "sysctl.conf": 0o644}
+                     "sysctl.conf": 0o644, "watchdog.json": 0o644}
 
 
 def test_render_refuses_a_file_and_a_directory_with_other_files(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.ascend.sglang.plugins.module_utils._host_probe import runtime_stack
-from ansible_collections.ascend.sglang.plugins.module_utils._releases import load_release_tables
+from ansible_collections.ascend.sglang.plugins.plugin_utils._releases import load_release_tables
 from ansible_collections.ascend.sglang.plugins.module_utils._stack import check
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.ascend.sglang.plugins.module_utils._host_probe import observe_toolkit, runtime_stack
-from ansible_collections.ascend.sglang.plugins.module_utils._planner import plan
+from ansible_collections.ascend.sglang.plugins.module_utils._host_probe import observe, observe_toolkit, runtime_stack
+from ansible_collections.ascend.sglang.plugins.plugin_utils._planner import plan
 from ansible_collections.ascend.sglang.plugins.module_utils._preflight import Context, check_host, requirements
-from ansible_collections.ascend.sglang.plugins.module_utils._profile import load_profile
-from ansible_collections.ascend.sglang.plugins.module_utils._releases import load_release_tables
-from ansible_collections.ascend.sglang.plugins.module_utils._topology import build_inventory
+from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import load_profile
+from ansible_collections.ascend.sglang.plugins.plugin_utils._releases import load_release_tables
+from ansible_collections.ascend.sglang.plugins.plugin_utils._topology import build_inventory
 
 ROOT = Path(__file__).resolve().parents[2]
 STANDINS = ROOT / "tests" / "standins"
@@ -133,3 +133,20 @@ def test_an_import_that_never_returns_is_bounded_and_keeps_the_versions(planned,
     assert result["version"] == "0.5.6.post2"
     assert failures(findings) == {("stack_import", "fail", f"{sys.executable} ended while importing torch / torch_npu: "
                                    "timed out after 5 s")}
+
+
+def test_stack_mode_after_the_install_runs_the_probe_and_reads_the_toolkit(planned, host, monkeypatch):
+    """deploy.yml's check after sglang_server_install: the whole observe step of the module, the stack alone."""
+    profile, p = planned
+    monkeypatch.setenv("STANDIN_TORCH_NPU_VERSION", "2.7.1")
+    ctx = Context(mode="stack", hardware=profile.hardware, releases=p["releases"], profile=profile.id,
+                  stack_reference=REFERENCE.as_dict(), installed_by_roles=frozenset({"sglang"}))
+    host_plan = p["hosts"]["node0"]
+    observed = observe(requirements(host_plan, ctx), npu_smi="/nonexistent/npu-smi", toolkit_info=[TOOLKIT_INFO],
+                       runtime_timeout=120)
+    assert observed["npu"] is None and observed["toolkit"]["version"] == "8.3.RC2"
+    findings = check_host("node0", host_plan, observed, ctx)
+    assert failures(findings) == {("stack_torch_npu", "fail", "torch 2.8.0+cpu, torch_npu 2.7.1"),
+                                  ("stack_reference", "warn", "torch_npu 2.7.1")}
+    assert {f.check for f in findings} <= {"runtime", "stack", "stack_torch_npu", "stack_npus", "stack_cann",
+                                           "stack_reference"}

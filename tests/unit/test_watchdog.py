@@ -146,3 +146,94 @@ def test_router_side_takes_out_after_n_failures_and_back_at_first_success(failur
 def test_a_new_watchdog_counts_the_grace_from_the_units_start():
     action, state, _unused = wd.decide(wd.new_state(), dict(obs(ok=False), active_since=100.0), CFG, 500)
     assert state["started_at"] == 100.0 and state["failures"] == 1  # long past the grace: counts at once
+
+
+# ---- third evidence: rank 0 restarted underneath this rank (ranks > 0) -----------------------------------
+
+def r0(inv="R0-A", active="active"):
+    return {"invocation": inv, "active_state": active}
+
+
+def obs0(rank0, ok=False, active="active", inv="A"):
+    return dict(obs(active=active, inv=inv, ok=ok, error=None if ok else "timed out"), rank0=rank0)
+
+
+GRACE_LONG = dict(CFG, startup_grace=600)
+
+
+def test_rank0_under_a_new_invocation_restarts_at_once_inside_the_grace():
+    state = started(GRACE_LONG, at=0)
+    results, state = run(GRACE_LONG, state, [obs0(r0("R0-A"))] * 3, start=1)  # hung, but inside the grace
+    assert [a for _unused, a, _unused in results] == ["none"] * 3 and state["rank0_invocation"] == "R0-A"
+    assert "goes with rank 0 invocation R0-A" in results[0][2]
+    action, state, msg = wd.decide(state, obs0(r0("R0-B")), GRACE_LONG, 10)
+    assert action == "restart" and "rank 0 restarted underneath this rank (invocation R0-A -> R0-B)" in msg
+    assert state["restarts"] == [10] and state["rank0_invocation"] is None
+    # The restarted rank goes with the rank 0 it sees next, and no further restart follows from it.
+    results, state = run(GRACE_LONG, state, [obs0(r0("R0-B"), inv="A2")] * 5, start=11)
+    assert [a for _unused, a, _unused in results] == ["none"] * 5 and state["rank0_invocation"] == "R0-B"
+
+
+def test_an_unchanged_rank0_invocation_never_restarts():
+    state = started(GRACE_LONG, at=0)
+    results, state = run(GRACE_LONG, state, [obs0(r0("R0-A"))] * 300, start=1)  # hung inside the 600 s grace
+    assert all(a == "none" for _unused, a, _unused in results) and state["restarts"] == []
+
+
+@pytest.mark.parametrize("answer", [None, r0("R0-B", "inactive"), r0("R0-B", "failed"), r0("R0-B", "activating"),
+                                    r0("", "active")])
+def test_no_answer_or_a_rank0_not_active_is_no_evidence(answer):
+    """Unreachable endpoint (rank 0's watchdog restarting, its host down), rank 0 stopped on purpose (stop.yml),
+    failed or starting: never a restart of this rank, the baseline is kept."""
+    state = started(GRACE_LONG, at=0)
+    _unused, state = run(GRACE_LONG, state, [obs0(r0("R0-A"))], start=1)
+    results, state = run(GRACE_LONG, state, [obs0(answer)] * 100, start=2)
+    assert all(a == "none" for _unused, a, _unused in results) and state["rank0_invocation"] == "R0-A"
+    # The health evidence still applies once the grace is over.
+    results, _unused = run(GRACE_LONG, state, [obs0(answer)] * 3, start=700)
+    assert [a for _unused, a, _unused in results] == ["none", "none", "restart"]
+    assert "/health_generate failed 3 times" in results[-1][2]
+
+
+def test_rank1_started_before_rank0s_watchdog_answers_goes_with_the_first_answer():
+    state = started(GRACE_LONG, at=0)
+    results, state = run(GRACE_LONG, state, [obs0(None)] * 5 + [obs0(r0("R0-B"))] * 5, start=1)
+    assert all(a == "none" for _unused, a, _unused in results) and state["rank0_invocation"] == "R0-B"
+
+
+def test_a_healthy_instance_follows_rank0_without_restarting():
+    state = started(GRACE_LONG, at=0)
+    _unused, state = run(GRACE_LONG, state, [obs0(r0("R0-A"), ok=True)], start=1)
+    action, state, _unused = wd.decide(state, obs0(r0("R0-B"), ok=True), GRACE_LONG, 2)
+    assert action == "none" and state["rank0_invocation"] == "R0-B"
+
+
+def test_own_restart_by_systemd_takes_the_next_rank0_seen():
+    state = started(GRACE_LONG, at=0)
+    _unused, state = run(GRACE_LONG, state, [obs0(r0("R0-A"))], start=1)
+    action, state, _unused = wd.decide(state, obs0(r0("R0-A"), inv="B"), GRACE_LONG, 5)  # own rank restarted
+    assert action == "none" and state["rank0_invocation"] == "R0-A"
+    action, state, msg = wd.decide(state, obs0(r0("R0-C"), inv="B"), GRACE_LONG, 20)  # then rank 0 restarted
+    assert action == "restart" and "R0-A -> R0-C" in msg
+
+
+def test_rank0_evidence_respects_backoff_and_the_restart_budget():
+    cfg = dict(GRACE_LONG, max_restarts=2, backoff_initial=5, backoff_max=8)
+    state = started(cfg, at=0)
+    actions = []
+    now = 1.0
+    for k in range(40):
+        rank0 = r0(f"R0-{k // 4}")  # rank 0 restarts every 4 s (a crash loop)
+        action, state, _unused = wd.decide(state, obs0(rank0, inv=f"own-{len(state['restarts'])}"), cfg, now)
+        actions.append((now, action))
+        now += 1
+    assert [t for t, a in actions if a == "restart"] == [5, 10]  # the second waits for the 5 s backoff
+    assert [a for _unused, a in actions].count("give_up") == 1
+    assert state["given_up"] and "rank 0 restarted underneath" in state["reason"]
+
+
+def test_rank0_itself_ignores_rank0_evidence():
+    cfg = dict(RANK0, startup_grace=600)
+    state = started(cfg, at=0)
+    results, state = run(cfg, state, [obs0(r0("X"))] * 3 + [obs0(r0("Y"))] * 3, start=1)
+    assert all(a == "none" for _unused, a, _unused in results) and state["rank0_invocation"] is None

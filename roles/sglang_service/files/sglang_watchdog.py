@@ -17,6 +17,13 @@ kind "rank" (every rank of a watched instance, on that rank's host):
   also covers the other ranks' reaction: failures x (interval + timeout) + interval), so that after rank 0
   restarted the other ranks, which lost their connection to it and hang, are restarted into the new
   rendezvous while rank 0 still waits for them.
+  Third evidence, "rank 0 restarted underneath this rank" (ranks > 0 of a multi-node instance): rank 0's
+  watchdog serves its unit's InvocationID (read-only, GET /rank0 on rank 0's address and the planned
+  ``evidence`` port); every other rank's watchdog records the first active rank-0 invocation it sees after its
+  own rank (re)started and, when rank 0 later runs under another invocation while the instance is not
+  healthy, restarts its own rank at once (no grace, within the backoff and restart budget): its rank joined,
+  or waits for, a rank 0 that is gone.  No answer (endpoint down, rank 0's watchdog restarting) and a rank 0
+  that is not active (stopped on purpose, failed, starting) are no evidence: the other checks still apply.
 kind "router" (the router host, when the router has a worker API): the same /health_generate evidence per
   instance takes its worker out of the router; the first success puts it back (only workers it took out).
 
@@ -27,10 +34,13 @@ written to ``state_file`` after every check for status.yml / doctor.yml.
 """
 from __future__ import annotations
 
+import http.server
 import json
 import os
+import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -57,14 +67,24 @@ def backoff_seconds(cfg: Mapping[str, Any], restarts_in_window: int) -> float:
 
 def new_state() -> dict[str, Any]:
     return {"invocation": None, "started_at": None, "failures": 0, "restarts": [], "restarts_total": 0,
-            "given_up": False, "reason": None, "last_check": None, "last_result": None, "status": "starting"}
+            "given_up": False, "reason": None, "last_check": None, "last_result": None, "status": "starting",
+            "rank0_invocation": None}
+
+
+def rank0_now(obs: Mapping[str, Any]) -> str | None:
+    """Rank 0's current invocation when its watchdog answered and its unit is active, else None (no evidence)."""
+    rank0 = obs.get("rank0") or {}
+    if rank0.get("active_state") == "active" and rank0.get("invocation"):
+        return str(rank0["invocation"])
+    return None
 
 
 def decide(state: Mapping[str, Any], obs: Mapping[str, Any], cfg: Mapping[str, Any],
            now: float) -> tuple[str, dict[str, Any], str | None]:
     """One check of a rank.  ``obs``: ``active_state`` (systemd ActiveState of the own unit), ``invocation``
     (its InvocationID), ``active_since`` (epoch seconds it became active, optional), ``health_ok`` (rank 0's
-    /health_generate answered 200 within the timeout; None when not probed) and ``health_error``.  Returns
+    /health_generate answered 200 within the timeout; None when not probed), ``health_error`` and, on ranks
+    > 0, ``rank0`` (rank 0's evidence endpoint answer {invocation, active_state}; None when unreachable).  Returns
     (action, new state, journal message or None); action is "none", "restart" or "give_up"."""
     st = dict(state)
     st["restarts"] = [t for t in st.get("restarts", []) if now - t < float(cfg["window"])]
@@ -74,6 +94,7 @@ def decide(state: Mapping[str, Any], obs: Mapping[str, Any], cfg: Mapping[str, A
     if obs.get("invocation") and obs.get("invocation") != st.get("invocation"):
         # A new run of the unit (or a new watchdog): its grace counts from when the unit became active.
         st["invocation"], st["started_at"], st["failures"] = obs["invocation"], obs.get("active_since") or now, 0
+        st["rank0_invocation"] = None  # the rank 0 this run goes with: the first one seen from now on
     if active == "inactive":  # stopped on purpose (stop.yml, an operator): nothing to heal
         st.update(failures=0, status="unit stopped", last_result="unit inactive")
         return "none", st, None
@@ -81,29 +102,39 @@ def decide(state: Mapping[str, Any], obs: Mapping[str, Any], cfg: Mapping[str, A
         st.update(status="unit " + str(active), last_result="unit " + str(active))
         return "none", st, None
     evidence = None
+    rank0 = rank0_now(obs) if int(cfg.get("node_rank", 0)) > 0 else None
+    if rank0 and active == "active" and st.get("rank0_invocation") is None:
+        st["rank0_invocation"] = rank0
+        msg = f"{cfg['unit']} goes with rank 0 invocation {rank0}"
     if active == "failed":
         evidence = f"unit {cfg['unit']} failed"
         st["last_result"] = "unit failed"
     elif obs.get("health_ok"):
         if st.get("given_up") or st.get("failures"):
             msg = f"{cfg['instance_label']} healthy again"
-        st.update(failures=0, given_up=False, reason=None, status="healthy", last_result="healthy")
+        # A healthy instance runs with this rank 0, whatever its invocation.
+        st.update(failures=0, given_up=False, reason=None, status="healthy", last_result="healthy",
+                  rank0_invocation=rank0 or st.get("rank0_invocation"))
         return "none", st, msg
+    elif rank0 and rank0 != st.get("rank0_invocation"):
+        evidence = (f"rank 0 restarted underneath this rank (invocation {st['rank0_invocation']} -> {rank0}) "
+                    f"and {cfg['instance_label']} is not healthy")
+        st["last_result"] = f"rank 0 now runs as invocation {rank0}"
     else:
         error = obs.get("health_error") or "no answer"
         st["last_result"] = f"rank 0 /health_generate: {error}"
         started = st.get("started_at")
         if started is None or now - started < grace_seconds(cfg):
             st["status"] = "starting"
-            return "none", st, None
+            return "none", st, msg
         st["failures"] = int(st.get("failures", 0)) + 1
         if st["failures"] < int(cfg["failures"]):
             st["status"] = f"unhealthy ({st['failures']}/{cfg['failures']})"
-            return "none", st, None
+            return "none", st, msg
         evidence = f"rank 0 /health_generate failed {st['failures']} times in a row (last: {error})"
     if st.get("given_up"):
         st["status"] = "gave up"
-        return "none", st, None
+        return "none", st, msg
     if len(st["restarts"]) >= int(cfg["max_restarts"]):
         st.update(given_up=True, status="gave up",
                   reason=f"{evidence}; {len(st['restarts'])} restarts within {cfg['window']} s did not heal it")
@@ -112,10 +143,11 @@ def decide(state: Mapping[str, Any], obs: Mapping[str, Any], cfg: Mapping[str, A
     wait = backoff_seconds(cfg, len(st["restarts"]))
     if st["restarts"] and now - st["restarts"][-1] < wait:
         st["status"] = f"backing off ({wait:g} s between restarts)"
-        return "none", st, None
+        return "none", st, msg
     st["restarts"].append(now)
     st["restarts_total"] = int(st.get("restarts_total", 0)) + 1
-    st.update(failures=0, reason=evidence, status="restarting", started_at=now)
+    # The restarted rank goes with the first rank 0 seen after it, as after any (re)start.
+    st.update(failures=0, reason=evidence, status="restarting", started_at=now, rank0_invocation=None)
     return "restart", st, (f"restarting {cfg['unit']} ({cfg['instance_label']}, node rank {cfg['node_rank']}): "
                            f"{evidence}; restart {len(st['restarts'])} of at most {cfg['max_restarts']} "
                            f"within {cfg['window']} s")
@@ -170,6 +202,67 @@ def unit_state(unit: str) -> dict[str, Any]:
         pass
     return {"active_state": props.get("ActiveState", ""), "invocation": props.get("InvocationID", ""),
             "active_since": since}
+
+
+def fetch_rank0(url: str, timeout: float) -> dict[str, Any] | None:
+    """Rank 0's evidence endpoint: {invocation, active_state}, or None when it does not answer properly."""
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(url, timeout=timeout) as resp:
+            data = json.loads(resp.read(4096).decode("utf-8", "replace"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or not all(isinstance(data.get(k), str) for k in ("invocation", "active_state")):
+        return None
+    return {"invocation": data["invocation"], "active_state": data["active_state"]}
+
+
+def serve_rank0(cfg: Mapping[str, Any]) -> None:
+    """Rank 0's watchdog: answers GET /rank0 with its unit's InvocationID and ActiveState, read from systemd at
+    each request (the unit's, so a restarted watchdog serves the same ID).  Read-only; retried while the
+    address cannot be bound (the other ranks then fall back to their other evidence)."""
+    evidence = cfg["evidence"]
+    unit = cfg["unit"]
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        server_version = "sglang-watchdog"
+
+        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            if self.path != "/rank0":
+                self.send_error(404)
+                return
+            state = unit_state(unit)
+            body = json.dumps({"unit": unit, "invocation": state["invocation"],
+                               "active_state": state["active_state"]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:  # pylint: disable=redefined-builtin
+            pass  # one request per rank and interval: not worth a journal line
+
+    class Server(http.server.ThreadingHTTPServer):
+        daemon_threads = True
+        address_family = socket.AF_INET6 if ":" in str(evidence["address"]) else socket.AF_INET
+
+    def run() -> None:
+        failed = None
+        while True:
+            try:
+                server = Server((evidence["address"], int(evidence["port"])), Handler)
+            except OSError as exc:
+                if str(exc) != failed:
+                    failed = str(exc)
+                    log(f"cannot serve rank 0's invocation on {evidence['address']}:{evidence['port']}: {exc}; "
+                        f"retrying every {cfg['interval']} s")
+                time.sleep(float(cfg["interval"]))
+                continue
+            log(f"serving rank 0's invocation on {evidence['url']}")
+            server.serve_forever()
+
+    threading.Thread(target=run, daemon=True).start()
 
 
 def write_state(path: str, data: Mapping[str, Any]) -> None:
@@ -245,9 +338,15 @@ def run_rank(cfg: Mapping[str, Any]) -> None:
     log(f"watching {cfg['unit']} ({cfg['instance_label']}, node rank {cfg['node_rank']} of {cfg['nnodes']}): "
         f"{cfg['health_url']} every {cfg['interval']} s, {cfg['failures']} failures in a row, timeout "
         f"{cfg['timeout']} s, grace {grace_seconds(cfg):g} s, at most {cfg['max_restarts']} restarts "
-        f"in {cfg['window']} s")
+        f"in {cfg['window']} s" + (f"; rank 0's invocation from {cfg['evidence']['url']}"
+                                   if cfg.get("evidence") and int(cfg["node_rank"]) > 0 else ""))
+    evidence = cfg.get("evidence")
+    if evidence and int(cfg["node_rank"]) == 0:
+        serve_rank0(cfg)
     while True:
         obs: dict[str, Any] = dict(unit_state(cfg["unit"]))
+        if evidence and int(cfg["node_rank"]) > 0:
+            obs["rank0"] = fetch_rank0(evidence["url"], min(float(cfg["timeout"]), 5.0))
         if obs["active_state"] == "active":
             obs["health_ok"], obs["health_error"] = probe(cfg["health_url"], float(cfg["timeout"]))
         action, state, msg = decide(state, obs, cfg, time.time())

@@ -31,7 +31,8 @@ def report(ok: bool, text: str) -> None:
 def load_plan(render_dir: str) -> dict[str, dict[str, dict]]:
     plan: dict[str, dict[str, dict]] = {}
     for path in sorted(pathlib.Path(render_dir).glob("*/*.json")):
-        plan.setdefault(path.parent.name, {})[path.stem] = json.loads(path.read_text())
+        if not path.name.endswith(".watchdog.json"):  # a watchdog's configuration, not a service
+            plan.setdefault(path.parent.name, {})[path.stem] = json.loads(path.read_text())
     return plan
 
 
@@ -85,6 +86,15 @@ def check_plan(render_dir: str, collected_path: str) -> None:
                     report(run["env"].get("PATH", "").startswith("/usr/local/Ascend/8.5.0/compiler/bishengir/bin:"),
                            f"{host}/{name}: PATH starts with the CANN prefix")
                 instances.setdefault((svc["role"], svc["instance"]), []).append((name, run))
+    for unit_path in sorted(pathlib.Path(render_dir).glob("*/sglang-watchdog-*.service")):
+        host, unit = unit_path.parent.name, unit_path.name[: -len(".service")]
+        name = unit[len("sglang-watchdog-"):]
+        got = collected.get(host, {})
+        report((got.get(unit) or {}).get("files", {}).get("service") == unit_path.read_text(),
+               f"{host}/{unit}: installed watchdog unit equals the rendered one")
+        report((got.get(name) or {}).get("files", {}).get("watchdog.json")
+               == (unit_path.parent / f"{name}.watchdog.json").read_text(),
+               f"{host}/{name}: installed watchdog configuration equals the rendered one")
     for (role, index), ranks in sorted(instances.items()):
         if len(ranks) < 2:
             continue
@@ -144,7 +154,8 @@ def check_restarts(before_path: str, after_path: str, roles: str) -> None:
     wanted = set(roles.split(","))
     for host, units in sorted(before.items()):
         for unit, item in sorted(units.items()):
-            role = unit.split("-")[1]
+            # A watchdog (sglang-watchdog-<service>) counts with its service: deployment restarts both.
+            role = unit.removeprefix("sglang-watchdog-").split("-")[1]
             old = item["systemd"].get("InvocationID")
             new = after.get(host, {}).get(unit, {}).get("systemd", {}).get("InvocationID")
             restarted = old != new

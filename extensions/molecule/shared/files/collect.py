@@ -30,7 +30,8 @@ for path in sorted(glob.glob("/etc/systemd/system/sglang-*.service")):
         pass
     item["files"] = {}
     for kind, fpath in (("env", f"/etc/sglang/{unit}.env"), ("sh", f"/usr/local/libexec/sglang/{unit}.sh"),
-                        ("service", path), ("cann_env.sh", "/etc/sglang/cann_env.sh")):
+                        ("service", path), ("cann_env.sh", "/etc/sglang/cann_env.sh"),
+                        ("watchdog.json", f"/etc/sglang/{unit}.watchdog.json")):
         try:
             with open(fpath, encoding="utf-8") as f:
                 item["files"][kind] = f.read()

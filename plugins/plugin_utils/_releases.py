@@ -9,8 +9,8 @@ import dataclasses
 import os
 from typing import Any, Mapping
 
-from ansible_collections.ascend.sglang.plugins.module_utils._errors import Collector
-from ansible_collections.ascend.sglang.plugins.module_utils._profile import _read_yaml, profiles_dir
+from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector
+from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import _read_yaml, profiles_dir
 
 
 @dataclasses.dataclass(frozen=True)

@@ -14,8 +14,8 @@ from ansible_collections.ascend.sglang.plugins.module_utils import _stack
 from ansible_collections.ascend.sglang.plugins.module_utils._preflight import (
     Context, check_host, render_table, requirements,
 )
-from ansible_collections.ascend.sglang.plugins.module_utils._releases import load_release_tables
-from plans import make_plan
+from ansible_collections.ascend.sglang.plugins.plugin_utils._releases import load_release_tables
+from ansible_collections.ascend.sglang.tests.unit.plans import make_plan
 
 TABLE = load_release_tables()["sglang"]
 REFERENCE = TABLE.stack("0.5.6.post2").as_dict()
@@ -223,3 +223,42 @@ def test_stack_installed_by_the_role_is_not_probed_before_start():
     profile, p = make_plan(A2_MIXED, mixed=1)
     req, findings = stack_findings(profile, p, "mixed0", matching(count=0), installed_by_roles=frozenset({"sglang"}))
     assert req["runtimes"] == [] and findings == []
+
+
+# ------------------------------------------------------------------ stack mode: after the roles installed the stack
+
+def test_stack_mode_looks_at_the_server_interpreter_and_the_toolkit_alone():
+    profile, p = make_plan(PD32, prefill=1, decode=2, router=1)
+    ctx = Context(mode="stack", hardware=profile.hardware, releases=p["releases"], profile=profile.id,
+                  installed_by_roles=frozenset({"sglang", "sglang-router"}))
+    req = requirements(p["hosts"]["decode1"], ctx)
+    # Installed by the roles, yet probed: this mode runs right after the install.
+    assert [(r["package"], r["stack"]) for r in req["runtimes"]] == [("sglang", True)]
+    assert req["toolkit"] is True and req["npu"] is False
+    assert not any(req[key] for key in ("paths", "names", "nics", "ports", "probes", "units", "health"))
+    router = requirements(p["hosts"]["router0"], ctx)
+    assert router["runtimes"] == [] and router["toolkit"] is False
+
+
+def test_stack_mode_reports_the_runtime_and_stack_findings_only():
+    profile, p = make_plan(PD32, prefill=1, decode=2, router=1)
+    host_plan = p["hosts"]["prefill0"]
+    ctx = Context(mode="stack", hardware=profile.hardware, releases=p["releases"], profile=profile.id,
+                  stack_reference=TABLE.stack(p["releases"]["sglang"]).as_dict())
+    req = requirements(host_plan, ctx)
+    (runtime,) = req["runtimes"]
+    # Nothing but the interpreter and the toolkit was observed: no npu-smi, port, path or peer finding.
+    observed = {"toolkit": {"version": "8.3.RC2"},
+                "runtimes": {runtime["key"]: {"version": runtime["expected"], "error": None,
+                                              "stack": matching(torch_npu="2.7.1")}}}
+    findings = check_host("prefill0", host_plan, observed, ctx)
+    assert {f.check for f in findings} == {"runtime", "stack", "stack_torch_npu", "stack_npus", "stack_cann",
+                                           "stack_reference"}
+    assert [(f.check, f.severity, f.found) for f in findings if f.severity == "fail"] == [
+        ("stack_torch_npu", "fail", "torch 2.8.0+cpu, torch_npu 2.7.1")]
+    # The interpreter that did not run is the runtime finding, as in preflight.
+    observed["runtimes"][runtime["key"]] = {"version": None, "error": "interpreter /opt/sglang/bin/python3 not found",
+                                            "stack": None}
+    findings = check_host("prefill0", host_plan, observed, ctx)
+    assert [(f.check, f.severity) for f in findings] == [("runtime", "fail")]
+    assert "not found" in findings[0].found

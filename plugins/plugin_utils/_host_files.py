@@ -14,7 +14,8 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from ansible_collections.ascend.sglang.plugins.module_utils._contract import CONTROL_RE
+from ansible_collections.ascend.sglang.plugins.plugin_utils import _watchdog
+from ansible_collections.ascend.sglang.plugins.plugin_utils._contract import CONTROL_RE
 
 # Deployment directories, by the setting naming them.
 ETC, LIBEXEC, SYSTEMD, SYSCTL = "etc_dir", "libexec_dir", "systemd_dir", "sysctl_dir"
@@ -33,8 +34,6 @@ DEFAULT_SETTINGS = {
     "watchdog_failures": 3, "watchdog_startup_grace": 900, "watchdog_max_restarts": 5, "watchdog_window": 3600,
     "watchdog_backoff_initial": 30, "watchdog_backoff_max": 600,
 }
-WATCHDOG_TIMING = ("interval", "timeout", "failures", "startup_grace", "max_restarts", "window", "backoff_initial",
-                   "backoff_max")
 
 
 @dataclass
@@ -85,39 +84,14 @@ def check_service(svc) -> None:
             raise ValueError(f"Invalid service in the plan: {label}: argument {index} contains a control character")
 
 
-def _truth(value) -> bool:
-    return str(value).strip().lower() in ("true", "yes", "on", "1")
-
-
 def _without_env(svc: dict) -> dict:
     return {k: v for k, v in svc.items() if k != "env"}
 
 
-def watched(services: list, settings: dict) -> list:
-    """Services that get a watchdog: ranks of multi-node instances (every server with watchdog_single_node);
-    a router with a worker API (watchdog.router_url). Servers first, then routers."""
-    if not _truth(settings["watchdog_enabled"]):
-        return []
-    floor = 1 - int(_truth(settings["watchdog_single_node"]))
-    servers = [s for s in services if s.get("role") != "router" and int(s.get("nnodes") or 1) > floor]
-    routers = [s for s in services if s.get("role") == "router" and (s.get("watchdog") or {}).get("router_url")]
-    return servers + routers
-
-
-def watchdog_config(svc: dict, settings: dict) -> dict:
-    """The watchdog's JSON configuration of one watched service (files/sglang_watchdog.py reads it)."""
-    config = {key: int(settings["watchdog_" + key]) for key in WATCHDOG_TIMING}
-    config["state_file"] = f"{settings['watchdog_state_dir']}/{svc['name']}.json"
-    watch = svc.get("watchdog") or {}
-    if svc.get("role") == "router":
-        floor = 1 - int(_truth(settings["watchdog_single_node"]))
-        config.update(kind="router", router_url=watch.get("router_url"),
-                      workers=[w for w in watch.get("workers") or [] if int(w.get("nnodes") or 1) > floor])
-    else:
-        config.update(kind="rank", unit=svc["name"] + ".service", node_rank=svc.get("node_rank"),
-                      nnodes=svc.get("nnodes"), instance_label=watch.get("instance_label"),
-                      health_url=watch.get("health_url"), members=watch.get("members"))
-    return config
+def watchdog_settings(cfg: dict) -> dict:
+    """The watchdog's settings of a host under their role-variable names, as plugin_utils/_watchdog.py reads
+    them: which services are watched and what each watchdog's configuration holds are decided there only."""
+    return {name: cfg[name[len("sglang_"):]] for name in _watchdog.SETTINGS}
 
 
 def summary(svc: dict) -> str:
@@ -163,30 +137,22 @@ def host_files(host_plan: dict, settings: dict | None = None, *, roles=None, kin
                               template="sglang.sh.j2", variables=dict(unit_vars, sglang_tpl_service=bare)))
         files.append(FileSpec("unit", SYSTEMD, name + ".service", "0644", name + ".service", service=name,
                               template="sglang.service.j2", variables=dict(unit_vars, sglang_tpl_service=bare)))
-    if not render:
-        watch = watched([_without_env(s) for s in services], cfg)
-        if watch:
-            files.append(FileSpec("watchdog_program", LIBEXEC, "sglang_watchdog.py", "0755", src="sglang_watchdog.py"))
-        for svc in watch:
-            name = svc["name"]
-            files.append(FileSpec("watchdog_config", ETC, name + ".watchdog.json", "0644", service=name,
-                                  template="sglang-watchdog.json.j2",
-                                  variables={"sglang_tpl_watchdog_config": watchdog_config(svc, cfg)}))
-            files.append(FileSpec("watchdog_unit", SYSTEMD, f"sglang-watchdog-{name}.service", "0644", service=name,
-                                  template="sglang-watchdog.service.j2",
-                                  variables={"sglang_tpl_service": svc, "sglang_tpl_watchdog_python": cfg["watchdog_python"],
-                                             "sglang_tpl_libexec_dir": cfg[LIBEXEC], "sglang_tpl_etc_dir": cfg[ETC]}))
+    wd_settings = watchdog_settings(cfg)
+    watch = _watchdog.watched([_without_env(s) for s in services], wd_settings)
+    if watch and not render:
+        files.append(FileSpec("watchdog_program", LIBEXEC, _watchdog.PROGRAM, "0755", src=_watchdog.PROGRAM))
+    for svc in watch:
+        name = svc["name"]
+        config_name, unit_name = _watchdog.config_name(name), _watchdog.unit_name(name)
+        files.append(FileSpec("watchdog_config", ETC, config_name, "0644", config_name, service=name,
+                              template="sglang-watchdog.json.j2",
+                              variables={"sglang_tpl_watchdog_config": _watchdog.config(svc, wd_settings)}))
+        files.append(FileSpec("watchdog_unit", SYSTEMD, unit_name, "0644", unit_name, service=name,
+                              template="sglang-watchdog.service.j2",
+                              variables={"sglang_tpl_service": svc, "sglang_tpl_watchdog_python": cfg["watchdog_python"],
+                                         "sglang_tpl_libexec_dir": cfg[LIBEXEC], "sglang_tpl_etc_dir": cfg[ETC]}))
     if kinds is not None:
         files = [f for f in files if f.kind in kinds]
     if render:
         files = [f for f in files if f.render_name]
     return files
-
-
-def render_paths(plan: dict) -> list:
-    """Every path (relative to the render directory) render mode writes for this plan, directories included."""
-    paths = []
-    for host, host_plan in (plan.get("hosts") or {}).items():
-        paths.append(host)
-        paths += [f"{host}/{f.render_name}" for f in host_files(host_plan or {}, render=True, check=False)]
-    return paths

@@ -12,9 +12,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping
 
-from ansible_collections.ascend.sglang.plugins.module_utils import _contract as contract
-from ansible_collections.ascend.sglang.plugins.module_utils._errors import Collector, Finding
-from ansible_collections.ascend.sglang.plugins.module_utils._profile import ROLES, SERVER_ROLES
+from ansible_collections.ascend.sglang.plugins.plugin_utils import _contract as contract
+from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector, Finding
+from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import ROLES, SERVER_ROLES
 
 
 @dataclasses.dataclass(frozen=True)
@@ -25,6 +25,8 @@ class HostFacts:
     address: str
     nic: str | None
     hardware: str | None = None
+    # sglang_watchdog_port of the host when it sets one (the planner's default otherwise).
+    watchdog_port: int | None = None
 
     @property
     def address_key(self) -> str:
@@ -82,9 +84,14 @@ def host_facts(name: str, hostvars: Mapping[str, Any], errors: Collector | None 
     if hardware is not None:
         hardware = contract.hardware(hardware, errors, contract.Where("sglang_hardware", group, name))
     contract.check_role_vars(hostvars, errors, group, name)
+    watchdog_port = None
+    if hostvars.get("sglang_watchdog_port") is not None:
+        # Checked above with the other role variables: a refused value's finding stops the plan.
+        watchdog_port = contract.integer(hostvars["sglang_watchdog_port"], Collector(),
+                                         contract.Where("sglang_watchdog_port"), 1, 65535)
     # An unusable address is replaced by the inventory name only so that planning can go on and
     # report every other problem; the findings above stop the plan.
-    return HostFacts(name=name, address=address or name, nic=nic, hardware=hardware)
+    return HostFacts(name=name, address=address or name, nic=nic, hardware=hardware, watchdog_port=watchdog_port)
 
 
 def build_inventory(groups: Mapping[str, Any], hostvars: Mapping[str, Mapping[str, Any]],

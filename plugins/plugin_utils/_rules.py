@@ -5,7 +5,7 @@
 Each rule is a pure function of the role's flags and environment (after inventory overrides)
 and reports through the shared Collector with the group, and the flag or variable, at fault.
 The rules encode constraints of SGLang and of the Ascend parameter guide; every documented
-configuration satisfies them (tests/unit/test_rules.py checks that).
+configuration satisfies them (tests/unit/plugins/plugin_utils/test_rules.py checks that).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping
 
-from ansible_collections.ascend.sglang.plugins.module_utils._errors import Collector
+from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector
 
 # DeepEP's hard upper bound for SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK (parameter guide).
 DEEPEP_MAX_DISPATCH_LIMIT = 1024

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-import pytest
+import dataclasses
+import pathlib
 
-from ansible_collections.ascend.sglang.plugins.module_utils._errors import PlanError
-from ansible_collections.ascend.sglang.plugins.module_utils._planner import plan
-from ansible_collections.ascend.sglang.plugins.module_utils._profile import load_profile
-from ansible_collections.ascend.sglang.plugins.module_utils._topology import build_inventory
+import pytest
+import yaml
+
+from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector, PlanError
+from ansible_collections.ascend.sglang.plugins.plugin_utils._planner import DEFAULT_WATCHDOG_PORT, plan
+from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import load_profile
+from ansible_collections.ascend.sglang.plugins.plugin_utils._topology import build_inventory, host_facts
 
 PD32 = "deepseek_r1_a3_32c_pd_6k_1k6_20ms"  # 2 x 1-node prefill, 1 x 2-node decode, router
 PD24 = "qwen3_235b_a3_24c_pd_3k5_1k5_50ms"  # EAGLE3 + expert location, 1 prefill, 2-node decode
@@ -303,3 +307,36 @@ def test_computed_flags_cannot_be_overridden():
     variables = {v for _unused, _unused, v in findings_of(exc)}
     assert {"sglang_overrides.decode.args.--dist-init-addr", "sglang_overrides.decode.args.--node-rank"} <= variables
     assert "rank 0 is the first host of an instance" in str(exc.value)
+
+
+def test_rank0_of_a_multi_node_instance_reserves_the_watchdog_evidence_port():
+    p = plan(load_profile(PD32), inventory(prefill=2, decode=2, router=1))
+    d0, d1 = services(p, "decode")
+    assert d0.listens["watchdog"] == 8990 and "watchdog" not in d1.listens
+    assert d0.watchdog["evidence"] == d1.watchdog["evidence"] == {
+        "address": "10.2.0.1", "port": 8990, "url": "http://10.2.0.1:8990/rank0"}
+    assert all(s.watchdog["evidence"] is None and "watchdog" not in s.listens for s in services(p, "prefill"))
+
+
+def test_watchdog_port_comes_from_rank0s_host_and_clashes_are_reported():
+    inv = inventory(decode=2, prefill=2, router=1)
+    inv.hosts["decode0"] = dataclasses.replace(inv.hosts["decode0"], watchdog_port=9100)
+    d0, d1 = services(plan(load_profile(PD32), inv), "decode")
+    assert d0.listens["watchdog"] == 9100 and d1.watchdog["evidence"]["url"] == "http://10.2.0.1:9100/rank0"
+    inv.hosts["decode0"] = dataclasses.replace(inv.hosts["decode0"], watchdog_port=5000)  # the dist-init port
+    with pytest.raises(PlanError) as exc:
+        plan(load_profile(PD32), inv)
+    assert ("decode", "decode0", "sglang_watchdog_port") in findings_of(exc)
+
+
+def test_watchdog_port_is_read_and_checked_from_the_host_variables():
+    assert host_facts("h", {"sglang_host_ip": "10.0.0.1", "sglang_watchdog_port": "9000"}).watchdog_port == 9000
+    errors = Collector()
+    facts = host_facts("h", {"sglang_host_ip": "10.0.0.1", "sglang_watchdog_port": 70000}, errors, "decode")
+    assert facts.watchdog_port is None
+    assert [(f.host, f.variable) for f in errors.findings] == [("h", "sglang_watchdog_port")]
+
+
+def test_watchdog_port_default_is_the_roles_default():
+    defaults = pathlib.Path(__file__).resolve().parents[4] / "roles/sglang_service/defaults/main.yml"
+    assert yaml.safe_load(defaults.read_text())["sglang_watchdog_port"] == DEFAULT_WATCHDOG_PORT

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.ascend.sglang.plugins.module_utils._errors import Collector
-from ansible_collections.ascend.sglang.plugins.module_utils._profile import available_profiles, load_profile
-from ansible_collections.ascend.sglang.plugins.module_utils._rules import check_role, dispatch_tokens_needed
+from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector
+from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import available_profiles, load_profile
+from ansible_collections.ascend.sglang.plugins.plugin_utils._rules import check_role, dispatch_tokens_needed
 
 
 @pytest.mark.parametrize("pid", available_profiles())

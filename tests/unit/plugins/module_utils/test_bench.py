@@ -13,10 +13,10 @@ from ansible_collections.ascend.sglang.plugins.module_utils._bench import (
     BenchParseError, apply_overrides, evaluate, figures, flag_value, num_prompts, parse_all, parse_result,
     render_table,
 )
-from ansible_collections.ascend.sglang.plugins.module_utils._png import FONT, bench_chart, encode_png
-from ansible_collections.ascend.sglang.plugins.module_utils._profile import available_profiles, load_profile
+from ansible_collections.ascend.sglang.plugins.plugin_utils._png import FONT, bench_chart, encode_png
+from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import available_profiles, load_profile
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "bench"
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "bench"
 ARGV = ["python3", "-m", "sglang.bench_serving", "--dataset-name", "random", "--backend", "sglang", "--host",
         "127.0.0.1", "--port", "6688", "--max-concurrency", "832", "--num-prompts", "3328",
         "--random-range-ratio", "1"]

@@ -21,7 +21,7 @@ import math
 import re
 from typing import Any, Callable, Mapping
 
-from ansible_collections.ascend.sglang.plugins.module_utils._errors import Collector
+from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector
 
 # C0 controls, DEL and C1 controls: none may reach a file on a host.
 CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -342,6 +342,7 @@ ROLE_VARS: tuple[RoleVar, ...] = (
     RoleVar("sglang_watchdog_backoff_max", _int_range(1, 86400), "watchdog configuration"),
     RoleVar("sglang_watchdog_python", _unit_path, "watchdog unit ExecStart="),
     RoleVar("sglang_watchdog_state_dir", _path, "watchdog state files"),
+    RoleVar("sglang_watchdog_port", _int_range(1, 65535), "rank 0 watchdog's evidence port (plan: listens, URLs)"),
     RoleVar("sglang_wheelhouse_only", boolean, "install switch"),
     RoleVar("sglang_wheelhouse", _wheelhouse, "pip --find-links (copied from the controller)"),
     RoleVar("sglang_server_stack", _stack_pins, "pip requirements (NAME==VERSION)"),

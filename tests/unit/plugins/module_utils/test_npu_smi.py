@@ -10,7 +10,7 @@ from ansible_collections.ascend.sglang.plugins.module_utils._npu_smi import (
     compare_versions, driver_version, normalize_release, parse_install_info, parse_npu_smi_info, toolkit_version,
 )
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "npu_smi"
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "npu_smi"
 
 
 def load(name: str):

@@ -16,9 +16,9 @@ from ansible_collections.ascend.sglang.plugins.module_utils._npu_smi import pars
 from ansible_collections.ascend.sglang.plugins.module_utils._preflight import (
     Context, aggregate, check_host, render_table, report, requirements, service_devices,
 )
-from plans import make_plan
+from ansible_collections.ascend.sglang.tests.unit.plans import make_plan
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "npu_smi"
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "npu_smi"
 PD32 = "deepseek_r1_a3_32c_pd_6k_1k6_20ms"        # 2 x 1-node prefill (store on prefill0), 2-node decode, router
 A2_MIXED = "qwen3_32b_a2_8c_mixed_2k_2k_50ms"     # A2, --base-gpu-id 4, --tp-size 4, EAGLE3 draft, modelslim
 

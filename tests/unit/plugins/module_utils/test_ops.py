@@ -9,9 +9,9 @@ from ansible_collections.ascend.sglang.plugins.module_utils._ops import (
     find_worker, format_duration, healthy, instances, job_failure, job_settled, parse_systemctl_show, render_table,
     router_view, routers, status_rows, uptime_seconds, watchdog_lines, watchdog_text, worker_body,
 )
-from ansible_collections.ascend.sglang.plugins.module_utils._planner import plan
-from ansible_collections.ascend.sglang.plugins.module_utils._profile import load_profile
-from ansible_collections.ascend.sglang.plugins.module_utils._topology import build_inventory
+from ansible_collections.ascend.sglang.plugins.plugin_utils._planner import plan
+from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import load_profile
+from ansible_collections.ascend.sglang.plugins.plugin_utils._topology import build_inventory
 
 
 def make_plan(profile_id: str, groups: dict[str, list[str]], variables: dict | None = None) -> dict:

@@ -13,16 +13,20 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping
 
-from ansible_collections.ascend.sglang.plugins.module_utils import _contract as contract
-from ansible_collections.ascend.sglang.plugins.module_utils._errors import Collector
-from ansible_collections.ascend.sglang.plugins.module_utils._profile import (
+from ansible_collections.ascend.sglang.plugins.plugin_utils import _contract as contract
+from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector
+from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import (
     EXPANDING, FROM_INVENTORY, NODE_DEVICES, PLACEHOLDER, ArgValue, CannEnv, Profile, RoleSpec,
 )
-from ansible_collections.ascend.sglang.plugins.module_utils._releases import load_release_tables
-from ansible_collections.ascend.sglang.plugins.module_utils._rules import check_role
-from ansible_collections.ascend.sglang.plugins.module_utils._topology import (
+from ansible_collections.ascend.sglang.plugins.plugin_utils._releases import load_release_tables
+from ansible_collections.ascend.sglang.plugins.plugin_utils._rules import check_role
+from ansible_collections.ascend.sglang.plugins.plugin_utils._topology import (
     Instance, Inventory, check_membership, split_instances,
 )
+
+# Port of the evidence endpoint the watchdog of a multi-node instance's rank 0 serves on rank 0's address
+# (the unit's InvocationID, read by the other ranks' watchdogs); the role default of sglang_watchdog_port.
+DEFAULT_WATCHDOG_PORT = 8990
 
 SERVER_MODULE = "sglang.launch_server"
 ROUTER_MODULE = "sglang_router.launch_router"
@@ -59,7 +63,7 @@ class Service:
     listens: dict[str, int]
     # Flags whose values come from sglang_secrets on the host (a root-only file), never from the plan.
     secret_flags: list[str] = dataclasses.field(default_factory=list)
-    # Facts of the instance watchdog (module_utils/_host_files.py writes its files): for a server rank the
+    # Facts of the instance watchdog (plugin_utils/_host_files.py writes its files): for a server rank the
     # instance label, its members and rank 0's /health_generate; for a router the URL its host reaches it
     # on (None: --mini-lb, no worker API) and every instance's worker registration and health URL.
     watchdog: dict[str, Any] | None = None
@@ -266,6 +270,7 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
                            variable=(f"sglang_overrides.{role}.args.--disaggregation-bootstrap-port" if overridden
                                      else f"roles.{role}.bootstrap_port"))
             dist_init = f"{inst.rank0.address}:{spec.dist_init_port}" if spec.dist_init_port else None
+            evidence_port = inst.rank0.watchdog_port or DEFAULT_WATCHDOG_PORT
             for rank, host in enumerate(inst.hosts):
                 values = dict(inv_values)
                 values.update(
@@ -282,6 +287,8 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
                     listens["dist_init"] = spec.dist_init_port
                 if store_url and role == "prefill" and inst.index == 0 and rank == 0:
                     listens["memfabric_store"] = profile.memfabric_store_port
+                if inst.nnodes > 1 and rank == 0:
+                    listens["watchdog"] = evidence_port
                 svc = Service(
                     name=name, role=role, instance=inst.index, node_rank=rank, nnodes=inst.nnodes,
                     inventory_host=host.name, host=host.address, port=spec.port, bootstrap_port=bootstrap,
@@ -291,7 +298,7 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
                     health_url=f"http://{host.address}:{spec.port}/health" if rank == 0 else None,
                     ready_url=None, instance_key=inst.key, depends_on=[], listens=listens,
                     secret_flags=list(secret_flags.get(role, [])),
-                    watchdog=_rank_watchdog(role, inst, spec.port),
+                    watchdog=_rank_watchdog(role, inst, spec.port, evidence_port),
                 )
                 hosts.setdefault(host.name, HostPlan(host_tuning=dict(profile.host_tuning), cann={}, services=[]))
                 _merge_cann(hosts[host.name], spec.cann)
@@ -346,11 +353,19 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
 WORKER_TYPES = {"prefill": "prefill", "decode": "decode", "mixed": "regular"}
 
 
-def _rank_watchdog(role: str, inst: Any, port: int) -> dict[str, Any]:
-    return {"instance_label": f"{role} instance {inst.index}",
-            "health_url": f"http://{inst.rank0.address}:{port}/health_generate",
-            "members": [{"host": h.name, "service": f"sglang-{role}-i{inst.index}-r{r}", "node_rank": r}
-                        for r, h in enumerate(inst.hosts)]}
+def _rank_watchdog(role: str, inst: Any, port: int, evidence_port: int) -> dict[str, Any]:
+    """A rank's watchdog facts; in a multi-node instance, rank 0's watchdog serves its unit's InvocationID on
+    ``evidence`` (rank 0's address and the planned port) and every other rank's watchdog reads it there."""
+    facts: dict[str, Any] = {
+        "instance_label": f"{role} instance {inst.index}",
+        "health_url": f"http://{inst.rank0.address}:{port}/health_generate",
+        "members": [{"host": h.name, "service": f"sglang-{role}-i{inst.index}-r{r}", "node_rank": r}
+                    for r, h in enumerate(inst.hosts)],
+        "evidence": None}
+    if inst.nnodes > 1:
+        facts["evidence"] = {"address": inst.rank0.address, "port": evidence_port,
+                             "url": f"http://{inst.rank0.address}:{evidence_port}/rank0"}
+    return facts
 
 
 def _watched_worker(role: str, entry: Mapping[str, Any], nnodes: int) -> dict[str, Any]:
@@ -373,13 +388,17 @@ def _merge_cann(host: HostPlan, cann: CannEnv) -> None:
 def _check_ports(hosts: Mapping[str, HostPlan], inv: Inventory, errors: Collector) -> None:
     """Ports are per address: two inventory names for one machine share its ports."""
     used: dict[str, dict[int, str]] = {}
+    kinds: dict[str, dict[int, str]] = {}
     for name, host in hosts.items():
         taken = used.setdefault(inv.hosts[name].address_key, {})
+        owner = kinds.setdefault(inv.hosts[name].address_key, {})  # what listens there: "http", "watchdog", ...
         for svc in host.services:
             for what, port in svc.listens.items():
                 if port in taken:
                     errors.add(f"port {port} is used twice on address {inv.hosts[name].address}: {taken[port]} and "
-                               f"{svc.name} {what}", group=svc.role, host=name, variable="port")
+                               f"{svc.name} {what}", group=svc.role, host=name,
+                               variable="sglang_watchdog_port" if "watchdog" in (what, owner.get(port)) else "port")
+                owner.setdefault(port, what)
                 taken.setdefault(port, f"{svc.name} {what} of host '{name}'")
 
 

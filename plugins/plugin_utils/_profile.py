@@ -14,7 +14,7 @@ import os
 import re
 from typing import Any, Mapping
 
-from ansible_collections.ascend.sglang.plugins.module_utils._errors import Collector
+from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector
 
 SERVER_ROLES = ("prefill", "decode", "mixed")
 ROLES = SERVER_ROLES + ("router",)
@@ -121,7 +121,7 @@ class Profile:
 
 
 def profiles_dir() -> str:
-    """The collection's profiles/ directory (plugins/module_utils/../../profiles)."""
+    """The collection's profiles/ directory (plugins/plugin_utils/../../profiles)."""
     here = os.path.dirname(os.path.abspath(__file__))
     return os.path.normpath(os.path.join(here, "..", "..", "profiles"))
 

@@ -11,7 +11,7 @@ import os
 import re
 from typing import Any, Mapping
 
-from ansible_collections.ascend.sglang.plugins.module_utils._releases import UNKNOWN, load_release_tables
+from ansible_collections.ascend.sglang.plugins.plugin_utils._releases import UNKNOWN, load_release_tables
 
 # Packages of the reference environment that do not belong on a server host.
 NOT_ON_SERVERS = ("sglang-router",)

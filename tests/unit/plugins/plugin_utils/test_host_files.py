@@ -1,4 +1,4 @@
-"""The one file list of a host (module_utils/_host_files.py) and the atomic placement (module_utils/_place.py)
+"""The one file list of a host (plugin_utils/_host_files.py) and the atomic placement (module_utils/_place.py)
 shared by deployment and render mode."""
 
 from __future__ import annotations
@@ -9,11 +9,10 @@ import stat
 
 import pytest
 
-from ansible_collections.ascend.sglang.plugins.module_utils._host_files import (
-    DEFAULT_SETTINGS, host_files, render_paths, watchdog_config)
+from ansible_collections.ascend.sglang.plugins.plugin_utils._host_files import host_files
 from ansible_collections.ascend.sglang.plugins.module_utils._place import place_all
 
-from plans import make_plan
+from tests.unit.plans import make_plan
 
 DECODE = {"name": "sglang-decode-i0-r1", "role": "decode", "instance": 0, "node_rank": 1, "nnodes": 2,
           "argv": ["python3", "-m", "sglang.launch_server"], "env": {"A": "1"}, "secret_flags": ["--api-key"],
@@ -48,33 +47,46 @@ def test_host_files_come_without_roles_and_render_mode_has_summaries_but_no_secr
     assert kinds(host_files(HOST, kinds=["cann_env", "sysctl"])) == [("cann_env", None), ("sysctl", None)]
     rendered = host_files(HOST, render=True)
     assert [f.render_name for f in rendered][:2] == ["cann_env.sh", "sysctl.conf"]
-    assert {f.kind for f in rendered} == {"cann_env", "sysctl", "summary", "env", "launcher", "unit"}
+    # Render mode shows the watchdogs too, but neither secrets nor the watchdog program.
+    assert {f.kind for f in rendered} == {"cann_env", "sysctl", "summary", "env", "launcher", "unit",
+                                          "watchdog_config", "watchdog_unit"}
+    assert [f.render_name for f in rendered if f.service == DECODE["name"]] == [
+        DECODE["name"] + ext for ext in (".json", ".env", ".sh", ".service")] + [
+        DECODE["name"] + ".watchdog.json", "sglang-watchdog-" + DECODE["name"] + ".service"]
     summary = next(f for f in rendered if f.kind == "summary" and f.service == DECODE["name"])
     assert json.loads(summary.content) == {k: DECODE[k] for k in ("role", "instance", "node_rank", "argv", "env")}
     assert summary.content.endswith("}\n") and summary.sensitive and summary.mode == "0640"
 
 
+def config_of(files, service):
+    return next(f.variables["sglang_tpl_watchdog_config"] for f in files
+                if f.kind == "watchdog_config" and f.service == service)
+
+
 def test_watchdogs_follow_the_settings() -> None:
     assert not [f for f in host_files(HOST, {"watchdog_enabled": False}) if f.kind.startswith("watchdog")]
-    watched = [f.service for f in host_files(HOST) if f.kind == "watchdog_unit"]
-    assert watched == [DECODE["name"], ROUTER["name"]]
-    router = watchdog_config(ROUTER, dict(DEFAULT_SETTINGS))
+    files = host_files(HOST)
+    assert [f.service for f in files if f.kind == "watchdog_unit"] == [DECODE["name"], ROUTER["name"]]
+    router = config_of(files, ROUTER["name"])
     assert router["kind"] == "router" and [w["url"] for w in router["workers"]] == ["http://10.0.0.1:8001"]
-    single = watchdog_config(ROUTER, dict(DEFAULT_SETTINGS, watchdog_single_node="true"))
+    single = config_of(host_files(HOST, {"watchdog_single_node": "true"}), ROUTER["name"])
     assert len(single["workers"]) == 2
-    rank = watchdog_config(DECODE, dict(DEFAULT_SETTINGS, watchdog_interval="7"))
+    rank = config_of(host_files(HOST, {"watchdog_interval": "7", "watchdog_state_dir": "/s"}), DECODE["name"])
     assert rank["interval"] == 7 and rank["unit"] == "sglang-decode-i0-r1.service" and rank["node_rank"] == 1
-    assert rank["state_file"] == "/var/lib/sglang-watchdog/sglang-decode-i0-r1.json"
+    assert rank["state_file"] == "/s/sglang-decode-i0-r1.json"
 
 
-def test_render_paths_are_the_render_files_of_a_real_plan() -> None:
+def test_render_mode_names_every_file_of_a_real_plan_once() -> None:
     _unused, plan = make_plan("deepseek_r1_pd32", prefill=2, decode=2, router=1)
-    paths = render_paths(plan)
-    for host, host_plan in plan["hosts"].items():
-        assert host in paths and f"{host}/cann_env.sh" in paths and f"{host}/sysctl.conf" in paths
+    for host_plan in plan["hosts"].values():
+        names = [f.render_name for f in host_files(host_plan, render=True)]
+        assert names[:2] == ["cann_env.sh", "sysctl.conf"] and len(names) == len(set(names))
         for svc in host_plan["services"]:
-            assert {f"{host}/{svc['name']}.{ext}" for ext in ("json", "env", "sh", "service")} <= set(paths)
-    assert len(paths) == len(set(paths))
+            assert {f"{svc['name']}.{ext}" for ext in ("json", "env", "sh", "service")} <= set(names)
+            # The 2-node decode instance's ranks are watched; nothing else is in this profile.
+            watched = svc["nnodes"] > 1
+            assert (f"sglang-watchdog-{svc['name']}.service" in names) == watched
+            assert (f"{svc['name']}.watchdog.json" in names) == watched
 
 
 def test_placement_is_atomic_idempotent_and_keeps_sensitive_content_out_of_the_diff(tmp_path) -> None:
@@ -106,5 +118,3 @@ def test_an_unfit_service_stops_the_rendering_before_anything_is_written(change)
     with pytest.raises(ValueError, match="Invalid service in the plan") as failure:
         host_files({"services": [bad]}, roles=["decode", "worker"])
     assert "1\nid" not in str(failure.value) and "\x00" not in str(failure.value)
-    # The list of render paths (what a render directory may hold) does not judge the services.
-    assert render_paths({"hosts": {"h": {"services": [bad]}}})

@@ -1,0 +1,81 @@
+# Copyright: ascend.sglang contributors
+# Apache License 2.0
+"""Which planned services get an instance watchdog, the configuration each one reads
+(roles/sglang_service/files/sglang_watchdog.py) and the names of its files.  Deploy and render mode (both
+through plugin_utils/_host_files.py) and the removal of watchdogs no longer wanted (tasks/watchdog_absent.yml)
+go through here, so that all of them name and write the same files.  Pure; no Ansible import."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+# Role variables the watchdog files depend on (roles/sglang_service/defaults/main.yml).
+SETTINGS = ("sglang_watchdog_enabled", "sglang_watchdog_single_node", "sglang_watchdog_interval",
+            "sglang_watchdog_timeout", "sglang_watchdog_failures", "sglang_watchdog_startup_grace",
+            "sglang_watchdog_max_restarts", "sglang_watchdog_window", "sglang_watchdog_backoff_initial",
+            "sglang_watchdog_backoff_max", "sglang_watchdog_python", "sglang_watchdog_state_dir")
+# The program every watchdog unit runs, in sglang_libexec_dir.
+PROGRAM = "sglang_watchdog.py"
+TIMING = ("interval", "timeout", "failures", "startup_grace", "max_restarts", "window", "backoff_initial",
+          "backoff_max")
+
+
+def truthy(value: Any) -> bool:
+    """Ansible's ``bool`` filter: an -e key=value gives the string "false"."""
+    if isinstance(value, bool):
+        return value
+    return str(value).strip().lower() in ("yes", "on", "1", "true", "y", "t")
+
+
+def min_nodes(settings: Mapping[str, Any]) -> int:
+    """Smallest instance (in nodes) that is watched."""
+    return 1 if truthy(settings["sglang_watchdog_single_node"]) else 2
+
+
+def watched(services: Iterable[Mapping[str, Any]], settings: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """Services of one host that get a watchdog: ranks of multi-node instances (every server with
+    sglang_watchdog_single_node); a router with a worker API (its watchdog then takes instances out and back)."""
+    if not truthy(settings["sglang_watchdog_enabled"]):
+        return []
+    services = list(services)
+    servers = [s for s in services if s["role"] != "router" and int(s["nnodes"]) >= min_nodes(settings)]
+    routers = [s for s in services if s["role"] == "router" and (s.get("watchdog") or {}).get("router_url")]
+    return servers + routers
+
+
+def config(svc: Mapping[str, Any], settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The watchdog configuration (<service>.watchdog.json) of one watched service."""
+    cfg: dict[str, Any] = {name: int(settings["sglang_watchdog_" + name]) for name in TIMING}
+    cfg["state_file"] = f"{settings['sglang_watchdog_state_dir']}/{state_name(svc['name'])}"
+    facts = svc.get("watchdog") or {}
+    if svc["role"] == "router":
+        cfg.update(kind="router", router_url=facts["router_url"],
+                   workers=[w for w in facts["workers"] if int(w["nnodes"]) >= min_nodes(settings)])
+    else:
+        cfg.update(kind="rank", unit=f"{svc['name']}.service", node_rank=svc["node_rank"], nnodes=svc["nnodes"],
+                   instance_label=facts["instance_label"], health_url=facts["health_url"],
+                   members=facts["members"], evidence=facts.get("evidence"))
+    return cfg
+
+
+def unit_name(service: str) -> str:
+    """The watchdog unit of a service (in sglang_systemd_dir)."""
+    return f"sglang-watchdog-{service}.service"
+
+
+def config_name(service: str) -> str:
+    """The watchdog configuration of a service (in sglang_etc_dir)."""
+    return f"{service}.watchdog.json"
+
+
+def state_name(service: str) -> str:
+    """The watchdog's state file of a service (in sglang_watchdog_state_dir)."""
+    return f"{service}.json"
+
+
+def files_of(services: Iterable[str], dirs: Mapping[str, str]) -> list[str]:
+    """Every file a watchdog of these services writes or reads, by path: its unit, configuration and state
+    (dirs: systemd_dir, etc_dir, state_dir). The shared program is not among them."""
+    return [path for name in services for path in (f"{dirs['systemd_dir']}/{unit_name(name)}",
+                                                   f"{dirs['etc_dir']}/{config_name(name)}",
+                                                   f"{dirs['state_dir']}/{state_name(name)}")]

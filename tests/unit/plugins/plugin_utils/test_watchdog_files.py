@@ -1,0 +1,62 @@
+"""Which services get a watchdog and what its configuration holds (plugins.plugin_utils._watchdog.py), as
+deploy and render mode both write it (plugin_utils/_host_files.py)."""
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.ascend.sglang.plugins.plugin_utils import _watchdog as wdf
+from tests.unit.plans import make_plan
+
+PD32 = "deepseek_r1_a3_32c_pd_6k_1k6_20ms"  # 2 x 1-node prefill, 1 x 2-node decode, router
+SETTINGS = {"sglang_watchdog_enabled": True, "sglang_watchdog_single_node": False, "sglang_watchdog_interval": "10",
+            "sglang_watchdog_timeout": 30, "sglang_watchdog_failures": 3, "sglang_watchdog_startup_grace": 900,
+            "sglang_watchdog_max_restarts": 5, "sglang_watchdog_window": 3600, "sglang_watchdog_backoff_initial": 30,
+            "sglang_watchdog_backoff_max": 600, "sglang_watchdog_python": "/usr/bin/python3",
+            "sglang_watchdog_state_dir": "/var/lib/sglang-watchdog"}
+
+
+@pytest.fixture(scope="module")
+def plan():
+    return make_plan(PD32, prefill=2, decode=2, router=1)[1]
+
+
+def all_services(plan):
+    return [s for h in plan["hosts"].values() for s in h["services"]]
+
+
+def names(services):
+    return sorted(s["name"] for s in services)
+
+
+def test_multi_node_ranks_and_a_router_with_a_worker_api_are_watched(plan):
+    # This profile's router is the --mini-lb one: no worker API, nothing for a watchdog to take out.
+    assert names(wdf.watched(all_services(plan), SETTINGS)) == ["sglang-decode-i0-r0", "sglang-decode-i0-r1"]
+    with_api = [dict(s, watchdog=dict(s["watchdog"], router_url="http://127.0.0.1:6688")) if s["role"] == "router"
+                else s for s in all_services(plan)]
+    assert names(wdf.watched(with_api, SETTINGS)) == ["sglang-decode-i0-r0", "sglang-decode-i0-r1", "sglang-router-i0"]
+    assert names(wdf.watched(with_api, dict(SETTINGS, sglang_watchdog_single_node="true"))) == names(with_api)
+    assert wdf.watched(with_api, dict(SETTINGS, sglang_watchdog_enabled="false")) == []
+
+
+def test_rank_configuration_carries_the_evidence_endpoint(plan):
+    d1 = next(s for s in all_services(plan) if s["name"] == "sglang-decode-i0-r1")
+    cfg = wdf.config(d1, SETTINGS)
+    assert cfg["kind"] == "rank" and cfg["unit"] == "sglang-decode-i0-r1.service" and cfg["node_rank"] == 1
+    assert cfg["interval"] == 10 and cfg["state_file"] == "/var/lib/sglang-watchdog/sglang-decode-i0-r1.json"
+    assert cfg["evidence"] == d1["watchdog"]["evidence"] and cfg["evidence"]["url"].endswith(":8990/rank0")
+
+
+def test_router_configuration_lists_the_watched_instances(plan):
+    router = next(s for s in all_services(plan) if s["role"] == "router")
+    router = dict(router, watchdog=dict(router["watchdog"], router_url="http://127.0.0.1:6688"))
+    assert [w["instance_label"] for w in wdf.config(router, SETTINGS)["workers"]] == ["decode instance 0"]
+    assert len(wdf.config(router, dict(SETTINGS, sglang_watchdog_single_node=True))["workers"]) == 3
+
+
+def test_files_of_names_each_watchdog_file_as_the_renderer_writes_it():
+    dirs = {"systemd_dir": "/etc/systemd/system", "etc_dir": "/etc/sglang", "state_dir": "/var/lib/sglang-watchdog"}
+    assert wdf.files_of(["sglang-decode-i0-r1"], dirs) == [
+        "/etc/systemd/system/sglang-watchdog-sglang-decode-i0-r1.service",
+        "/etc/sglang/sglang-decode-i0-r1.watchdog.json",
+        "/var/lib/sglang-watchdog/sglang-decode-i0-r1.json"]
+    assert wdf.files_of([], dirs) == []
