@@ -63,8 +63,11 @@ venv() {
 gate_lint() {
   venv "$TOOLS/ansible-lint" "$LINT_PINS"
   log "ansible-lint --offline --profile production"
-  # Its own venv first on PATH: ansible-lint runs ansible-playbook --syntax-check from there.
-  PATH="$TOOLS/ansible-lint/bin:$PATH" ANSIBLE_COLLECTIONS_PATH="$ROOT/.collections" \
+  # Its own venv first on PATH: ansible-lint runs ansible-playbook --syntax-check from there. Its own Ansible
+  # home: ansible-lint puts <ANSIBLE_HOME>/collections first, where an installed (older) ascend.sglang would
+  # shadow the checkout.
+  mkdir -p "$work/ansible-home"
+  PATH="$TOOLS/ansible-lint/bin:$PATH" ANSIBLE_HOME="$work/ansible-home" ANSIBLE_COLLECTIONS_PATH="$ROOT/.collections" \
     "$TOOLS/ansible-lint/bin/ansible-lint" --offline --profile production --nocolor -f pep8 \
     >"$work/lint.out" 2>"$work/lint.err"
   local rc=$?

@@ -7,6 +7,7 @@
 #   scripts/molecule.sh                 # molecule test for every scenario
 #   scripts/molecule.sh pd_mixed        # only the named scenario(s)
 #   MOLECULE_CMD=converge scripts/molecule.sh pd_separation   # another molecule command
+#   MOLECULE_CMD=rollout scripts/molecule.sh pd_separation    # bench/rollout.py on fresh containers (figures)
 # Ends with "N passed, M failed" (scenarios); exits non-zero when one failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -163,7 +164,7 @@ fi
 cmd=${MOLECULE_CMD:-test}
 passed=0 failed=0 failed_names=()
 for s in "${scenarios[@]}"; do
-  if [ "$cmd" = test ]; then
+  if [ "$cmd" = test ] || [ "$cmd" = rollout ]; then
     # Leftovers of an interrupted run (same container names) would make create fail. All test containers
     # are named sgm-*; nothing else is touched.
     leftovers=$(podman ps -a --format '{{.Names}}' | grep '^sgm-' || true)
@@ -172,6 +173,25 @@ for s in "${scenarios[@]}"; do
   fi
   start=$SECONDS
   log "scenario $s: molecule $cmd"
+  if [ "$cmd" = rollout ]; then
+    # Fresh containers (create runs prepare), the rollout figures, then the containers go.
+    rc=0
+    if [ "$s" != pd_separation ]; then
+      log "rollout: bench/rollout.py measures the pd_separation layout only"; rc=2
+    elif molecule create -s "$s"; then
+      # shellcheck disable=SC2086  # options of bench/rollout.py, e.g. "--delay 30"
+      "$VENV/bin/python" bench/rollout.py ${SGLANG_ROLLOUT_ARGS:-} || rc=$?
+    else
+      rc=1
+    fi
+    molecule destroy -s "$s" >/dev/null || true
+    if [ "$rc" -eq 0 ]; then
+      passed=$((passed + 1)); log "scenario $s: rollout figures in $((SECONDS - start)) s"
+    else
+      failed=$((failed + 1)); failed_names+=("$s"); log "scenario $s: rollout FAILED after $((SECONDS - start)) s"
+    fi
+    continue
+  fi
   if molecule "$cmd" -s "$s"; then
     passed=$((passed + 1)); log "scenario $s: passed in $((SECONDS - start)) s"
   else
