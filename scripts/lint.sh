@@ -3,8 +3,10 @@
 #   1. ansible-lint --profile production (.ansible-lint holds the exclusions and why);
 #   2. ansible-test sanity, every test that runs without containers, on a copy of the checkout laid out as
 #      ansible_collections/ascend/sglang (tracked and new files; tests/sanity/ignore-*.txt applies);
-#   3. ansible-test units on that copy: the host-side tests (tests/unit/plugins/modules, module_utils) on the
-#      oldest host Python (3.11, Debian bookworm's), every unit test on the controller's Python (3.12);
+#   3. ansible-test units on that copy, with each ansible-core release the collection supports (2.21, and 2.20,
+#      the oldest requires_ansible admits): the host-side tests (tests/unit/plugins/modules, module_utils) on
+#      the oldest host Python (3.11, Debian bookworm's), every unit test on the controller's Python (3.12);
+#      the tests of files the roles run on the hosts (tests/unit/roles) with pytest on 3.11 too;
 #      each failed or erroring test is a finding;
 #   4. the built tarball installed into a temporary collections path renders, by FQCN from another directory,
 #      byte for byte what the checkout's render mode writes.
@@ -20,6 +22,7 @@ ROOT=$PWD
 TOOLS=${SGLANG_LINT_TOOLS:-$ROOT/.cache/lint}   # where its venvs live
 LINT_PINS="ansible-lint==26.10.1 ansible-core==2.21.5"
 SANITY_PINS="ansible-core==2.21.5"
+OLDEST_PINS="ansible-core==2.20.10"   # the oldest release requires_ansible admits (units run with it too)
 PROFILE=deepseek_r1_pd32
 log() { printf 'lint.sh: %s\n' "$*" >&2; }
 start=$SECONDS
@@ -60,8 +63,11 @@ venv() {
 gate_lint() {
   venv "$TOOLS/ansible-lint" "$LINT_PINS"
   log "ansible-lint --offline --profile production"
-  # Its own venv first on PATH: ansible-lint runs ansible-playbook --syntax-check from there.
-  PATH="$TOOLS/ansible-lint/bin:$PATH" ANSIBLE_COLLECTIONS_PATH="$ROOT/.collections" \
+  # Its own venv first on PATH: ansible-lint runs ansible-playbook --syntax-check from there. Its own Ansible
+  # home: ansible-lint puts <ANSIBLE_HOME>/collections first, where an installed (older) ascend.sglang would
+  # shadow the checkout.
+  mkdir -p "$work/ansible-home"
+  PATH="$TOOLS/ansible-lint/bin:$PATH" ANSIBLE_HOME="$work/ansible-home" ANSIBLE_COLLECTIONS_PATH="$ROOT/.collections" \
     "$TOOLS/ansible-lint/bin/ansible-lint" --offline --profile production --nocolor -f pep8 \
     >"$work/lint.out" 2>"$work/lint.err"
   local rc=$?
@@ -76,10 +82,10 @@ gate_lint() {
 
 # ansible-test keeps its per-test venvs and its pip bootstrap script under $HOME/.ansible/test; the bootstrap
 # script comes from ansible-test's own file server, which scripts/lint/get_pip.py replaces (PyPI only).
-# Prints the HOME to give ansible-test.
+# ansible_test_home [VENV]: prints the HOME to give the ansible-test of VENV (default: the sanity venv).
 ansible_test_home() {
-  local home=$TOOLS/ansible-test-home pip_version
-  pip_version=$(grep -oE "pip='[0-9.]+'" "$TOOLS"/sanity/lib/python3*/site-packages/ansible_test/_internal/python_requirements.py \
+  local home=$TOOLS/ansible-test-home pip_version venv=${1:-$TOOLS/sanity}
+  pip_version=$(grep -oE "pip='[0-9.]+'" "$venv"/lib/python3*/site-packages/ansible_test/_internal/python_requirements.py \
                 | head -n 1 | grep -oE '[0-9.]+[0-9]')
   mkdir -p "$home/.ansible/test/cache"
   cp scripts/lint/get_pip.py "$home/.ansible/test/cache/get_pip_${pip_version//./_}.py"
@@ -125,12 +131,13 @@ gate_sanity() {
 }
 
 # ------------------------------------------------------------------------------------ ansible-test units
-# A Python 3.11 venv for the host-side tests: ansible-core 2.21 needs Python >= 3.12 on the controller, so
-# ansible-test (run from the sanity venv) drives this interpreter as a target only; it installs pytest and
-# PyYAML into it (--requirements) and puts only ansible.module_utils and the collection loader on its path,
-# so a host-side test that needed controller code from ansible would fail here.
+# A Python 3.11 venv for the host-side tests: ansible-core 2.20 and 2.21 need Python >= 3.12 on the
+# controller, so ansible-test (run from its 3.12 venv) drives this interpreter as a target only; it installs
+# pytest and PyYAML into it (--requirements) and puts only ansible.module_utils and the collection loader on
+# its path, so a host-side test that needed controller code from ansible would fail here.
+# python311 [SUFFIX]: one venv per ansible-core release (its ansible-test installs its own constraints).
 python311() {
-  local dir=$TOOLS/units-python3.11
+  local dir=$TOOLS/units-python3.11${1:-}
   if [ ! -x "$dir/bin/python" ]; then
     command -v python3.11 >/dev/null || { log "python3.11 is missing (the oldest host Python, Debian bookworm's)"; exit 2; }
     if ! python3.11 -m venv "$dir" >/dev/null 2>&1; then
@@ -146,35 +153,56 @@ python311() {
   echo "$dir/bin/python"
 }
 
-# units_run NAME PYTHON PATHS...: one ansible-test units run; failed or erroring tests become findings.
-units_run() {
-  local name=$1 python=$2 home col rc; shift 2
-  home=$(ansible_test_home); col=$(collection_copy)
-  (cd "$col" && HOME=$home "$TOOLS/sanity/bin/ansible-test" units --local --python "$name" --python-interpreter "$python" \
-     --requirements --color no "$@" >"$work/units-$name.out" 2>&1)
-  rc=$?
+# units_findings OUT LABEL RC: failed or erroring tests of one run's output become findings.
+units_findings() {
+  local out=$1 label=$2 rc=$3
   # pytest -r a: "FAILED path::test - reason", "ERROR path[::test] - reason"
-  grep -E '^(FAILED|ERROR) tests/' "$work/units-$name.out" >&2
-  grep -E '^(FAILED|ERROR) tests/' "$work/units-$name.out" | awk '{print $2}' | cut -d: -f1 \
-    | sed 's/^/units /' >> "$work/findings"
-  grep -E '^=+ .*(passed|failed|error).* in [0-9.]+s' "$work/units-$name.out" | sed "s/^/units, Python $name: /" >&2
-  if [ "$rc" -ne 0 ] && ! grep -qE '^(FAILED|ERROR) tests/' "$work/units-$name.out"; then
-    tail -n 30 "$work/units-$name.out" >&2
-    echo "units (ansible-test units --python $name exited $rc)" >> "$work/findings"
+  grep -E '^(FAILED|ERROR) tests/' "$out" >&2
+  grep -E '^(FAILED|ERROR) tests/' "$out" | awk '{print $2}' | cut -d: -f1 | sed 's/^/units /' >> "$work/findings"
+  grep -E '^=+ .*(passed|failed|error).* in [0-9.]+s' "$out" | sed "s/^/units, $label: /" >&2
+  if [ "$rc" -ne 0 ] && ! grep -qE '^(FAILED|ERROR) tests/' "$out"; then
+    tail -n 30 "$out" >&2
+    echo "units ($label exited $rc)" >> "$work/findings"
   fi
+}
+
+# units_run CORE VENV PYTHON_VERSION PYTHON PATHS...: one ansible-test units run with the ansible-core release
+# CORE installed in VENV.
+units_run() {
+  local core=$1 venv=$2 version=$3 python=$4 home col rc; shift 4
+  home=$(ansible_test_home "$venv"); col=$(collection_copy)
+  (cd "$col" && HOME=$home "$venv/bin/ansible-test" units --local --python "$version" --python-interpreter "$python" \
+     --requirements --color no "$@" >"$work/units-$core-$version.out" 2>&1)
+  rc=$?
+  units_findings "$work/units-$core-$version.out" "ansible-core $core, Python $version" "$rc"
 }
 
 gate_units() {
   venv "$TOOLS/sanity" "$SANITY_PINS"
-  local host_tests=() not_host=() d
+  venv "$TOOLS/units-2.20" "$OLDEST_PINS"
+  local host_tests=() not_host=() d core venv suffix py311 col rc
   for d in tests/unit/plugins/modules tests/unit/plugins/module_utils; do
     [ -d "$d" ] && host_tests+=("$d/") && not_host+=(--exclude "$d/")
   done
-  log "ansible-test units: ${host_tests[*]} on Python 3.11, the other tests/unit/ on Python 3.12"
-  units_run 3.11 "$(python311)" "${host_tests[@]}"
-  # The controller's Python is the sanity venv's: it already holds ansible-core's requirements. The host-side
-  # tests run on 3.12 too in README's test command.
-  units_run 3.12 "$TOOLS/sanity/bin/python" tests/unit/ "${not_host[@]}"
+  log "ansible-test units (ansible-core 2.21 and 2.20): ${host_tests[*]} on Python 3.11, the other tests/unit/ on Python 3.12"
+  for core in 2.21 2.20; do
+    case $core in 2.21) venv=$TOOLS/sanity suffix= ;; *) venv=$TOOLS/units-$core suffix=-$core ;; esac
+    py311=$(python311 "$suffix")
+    units_run "$core" "$venv" 3.11 "$py311" "${host_tests[@]}"
+    # The controller's Python is the ansible-core venv's: it already holds ansible-core's requirements. The
+    # host-side tests run on 3.12 too in README's test command.
+    units_run "$core" "$venv" 3.12 "$venv/bin/python" tests/unit/ "${not_host[@]}"
+  done
+  # Files the roles copy to the hosts and run there (the instance watchdog): ansible-test counts every test
+  # outside plugins/modules and plugins/module_utils as controller code (3.12 above), so pytest runs them on
+  # the 3.11 venv as well (pytest installed there by the host-side run above). They import no ansible code.
+  if [ -d tests/unit/roles ]; then
+    log "pytest tests/unit/roles on Python 3.11 (files the roles run on the hosts)"
+    col=$(collection_copy)
+    (cd "$col" && "$py311" -m pytest -p no:cacheprovider tests/unit/roles >"$work/units-roles-3.11.out" 2>&1)
+    rc=$?
+    units_findings "$work/units-roles-3.11.out" "host files, Python 3.11" "$rc"
+  fi
 }
 
 # --------------------------------------------------------------- build -> install -> FQCN render, compared

@@ -7,6 +7,7 @@
 #   scripts/molecule.sh                 # molecule test for every scenario
 #   scripts/molecule.sh pd_mixed        # only the named scenario(s)
 #   MOLECULE_CMD=converge scripts/molecule.sh pd_separation   # another molecule command
+#   MOLECULE_CMD=rollout scripts/molecule.sh pd_separation    # bench/rollout.py on fresh containers (figures)
 # Ends with "N passed, M failed" (scenarios); exits non-zero when one failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -130,11 +131,25 @@ done
 # A torch_npu built for another torch, which a bad wheelhouse could hold: the deployment must stop on it.
 "$VENV/bin/python" tests/standins/build_wheel.py "$WHEELHOUSE/server" "$STANDIN_TORCH_NPU_OTHER" torch_npu >/dev/null
 
-# --- the checkout as the ascend.sglang collection ----------------------------------------------------
-mkdir -p .collections/ansible_collections/ascend
-ln -sfn "$ROOT" .collections/ansible_collections/ascend/sglang
-ANSIBLE_COLLECTIONS_PATH="$ROOT/.collections:$(echo "$VENV"/lib/python3*/site-packages)"
-export ANSIBLE_COLLECTIONS_PATH
+# --- the collection under test: this checkout, built and installed as users install it ----------------
+# The scenarios run the operator's playbooks by FQCN (ansible-playbook ascend.sglang.<playbook>, from a directory
+# outside the checkout) against this build, not against the checkout (.collections links the whole tree):
+# only what the tarball ships (galaxy.yml build_ignore) is there, laid out as ansible-galaxy installs it, so
+# a playbook or role that needs a file the build leaves out fails here. A fresh build each run, in a
+# collections path of this run only (no user-wide path that other checkouts share). The install looks at that
+# path alone (--force): the checkout's ansible.cfg names .collections, where it would find the checkout and
+# install nothing.
+COLLECTIONS=$(mktemp -d -t sglang-molecule-collections.XXXXXX)
+trap 'rm -rf "$COLLECTIONS"' EXIT
+log "building and installing ascend.sglang from this checkout"
+if ! { "$VENV/bin/ansible-galaxy" collection build --output-path "$COLLECTIONS" "$ROOT" \
+       && ANSIBLE_COLLECTIONS_PATH=$COLLECTIONS "$VENV/bin/ansible-galaxy" collection install --offline --force \
+            -p "$COLLECTIONS" "$COLLECTIONS"/ascend-sglang-*.tar.gz; } \
+     >"$COLLECTIONS/build.log" 2>&1; then
+  cat "$COLLECTIONS/build.log" >&2; exit 1
+fi
+ANSIBLE_COLLECTIONS_PATH="$COLLECTIONS:$(echo "$VENV"/lib/python3*/site-packages)"
+export ANSIBLE_COLLECTIONS_PATH SGLANG_MOLECULE_COLLECTION=$COLLECTIONS/ansible_collections/ascend/sglang
 export PATH="$VENV/bin:$PATH"
 export SGLANG_MOLECULE_WHEELHOUSE=$WHEELHOUSE SGLANG_MOLECULE_IMAGE=$IMAGE SGLANG_MOLECULE_ROOT=$ROOT
 export SGLANG_MOLECULE_TORCH=$STANDIN_TORCH SGLANG_MOLECULE_TORCH_NPU=$STANDIN_TORCH_NPU
@@ -149,7 +164,7 @@ fi
 cmd=${MOLECULE_CMD:-test}
 passed=0 failed=0 failed_names=()
 for s in "${scenarios[@]}"; do
-  if [ "$cmd" = test ]; then
+  if [ "$cmd" = test ] || [ "$cmd" = rollout ]; then
     # Leftovers of an interrupted run (same container names) would make create fail. All test containers
     # are named sgm-*; nothing else is touched.
     leftovers=$(podman ps -a --format '{{.Names}}' | grep '^sgm-' || true)
@@ -158,6 +173,25 @@ for s in "${scenarios[@]}"; do
   fi
   start=$SECONDS
   log "scenario $s: molecule $cmd"
+  if [ "$cmd" = rollout ]; then
+    # Fresh containers (create runs prepare), the rollout figures, then the containers go.
+    rc=0
+    if [ "$s" != pd_separation ]; then
+      log "rollout: bench/rollout.py measures the pd_separation layout only"; rc=2
+    elif molecule create -s "$s"; then
+      # shellcheck disable=SC2086  # options of bench/rollout.py, e.g. "--delay 30"
+      "$VENV/bin/python" bench/rollout.py ${SGLANG_ROLLOUT_ARGS:-} || rc=$?
+    else
+      rc=1
+    fi
+    molecule destroy -s "$s" >/dev/null || true
+    if [ "$rc" -eq 0 ]; then
+      passed=$((passed + 1)); log "scenario $s: rollout figures in $((SECONDS - start)) s"
+    else
+      failed=$((failed + 1)); failed_names+=("$s"); log "scenario $s: rollout FAILED after $((SECONDS - start)) s"
+    fi
+    continue
+  fi
   if molecule "$cmd" -s "$s"; then
     passed=$((passed + 1)); log "scenario $s: passed in $((SECONDS - start)) s"
   else

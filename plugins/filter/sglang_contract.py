@@ -48,37 +48,7 @@ def sglang_env_name(value):
     return value
 
 
-RENDER_HOST_FILES = ("cann_env.sh", "sysctl.conf")
-RENDER_SERVICE_FILES = (".json", ".env", ".sh", ".service")
-
-
-def sglang_render_files(plan, watched=()):
-    """Every path (relative to the render directory) render mode writes for this plan, directories included;
-    ``watched``: the (host item, service) pairs that also get their watchdog's unit and configuration."""
-    paths = []
-    for host, host_plan in (plan.get("hosts") or {}).items():
-        paths.append(host)
-        paths += [f"{host}/{name}" for name in RENDER_HOST_FILES]
-        for svc in host_plan.get("services") or []:
-            paths += [f"{host}/{svc['name']}{ext}" for ext in RENDER_SERVICE_FILES]
-    for host, svc in watched:
-        paths += [f"{host['key']}/sglang-watchdog-{svc['name']}.service", f"{host['key']}/{svc['name']}.watchdog.json"]
-    return paths
-
-
-def sglang_without_env(pairs):
-    """Render mode's (host item, service) pairs with neither the host's services nor the service's environment:
-    loop items are printed with task results (-v, failures), and only the no_log tasks may carry env values."""
-    return [[{"key": host["key"]}, {k: v for k, v in svc.items() if k != "env"}] for host, svc in pairs]
-
-
-def sglang_host_items(hosts):
-    """Render mode's host items (dict2items of plan.hosts) without their services (which hold the environment)."""
-    return [{"key": host, "value": {k: v for k, v in plan.items() if k != "services"}} for host, plan in hosts.items()]
-
-
 class FilterModule:
     def filters(self):
         return {"sglang_no_control": sglang_no_control, "sglang_unit_word": sglang_unit_word,
-                "sglang_env_name": sglang_env_name, "sglang_render_files": sglang_render_files,
-                "sglang_without_env": sglang_without_env, "sglang_host_items": sglang_host_items}
+                "sglang_env_name": sglang_env_name}

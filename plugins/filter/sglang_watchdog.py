@@ -1,11 +1,11 @@
 # Copyright: ascend.sglang contributors
 # Apache License 2.0
-"""Filters of the instance watchdog's files (deploy and render mode); the logic is in
-plugins.plugin_utils._watchdog.py (pure, unit-tested)."""
+"""Filters of the instance watchdog (which services are watched, the files of those no longer watched); the
+logic is in plugins.plugin_utils._watchdog.py (pure, unit-tested), which the renderer uses too."""
 
 from __future__ import annotations
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils._watchdog import config, render_watched, watched
+from ansible_collections.ascend.sglang.plugins.plugin_utils._watchdog import files_of, unit_name, watched
 
 
 def sglang_watched(services, settings):
@@ -13,17 +13,17 @@ def sglang_watched(services, settings):
     return watched(services, settings)
 
 
-def sglang_watchdog_config(service, settings):
-    """The configuration (<service>.watchdog.json) of one watched service."""
-    return config(service, settings)
+def sglang_watchdog_files(services, dirs):
+    """The unit, configuration and state file of the watchdogs of these services (names), by path."""
+    return files_of(services, dirs)
 
 
-def sglang_render_watched(pairs, hostvars, defaults):
-    """Render mode's (host item, service) pairs that get a watchdog, each host with its own settings."""
-    return render_watched(pairs, hostvars, defaults)
+def sglang_watchdog_unit(service):
+    """The watchdog unit of a service (sglang-watchdog-<service>.service)."""
+    return unit_name(service)
 
 
 class FilterModule:
     def filters(self):
-        return {"sglang_watched": sglang_watched, "sglang_watchdog_config": sglang_watchdog_config,
-                "sglang_render_watched": sglang_render_watched}
+        return {"sglang_watched": sglang_watched, "sglang_watchdog_files": sglang_watchdog_files,
+                "sglang_watchdog_unit": sglang_watchdog_unit}

@@ -64,7 +64,7 @@ class Service:
     listens: dict[str, int]
     # Flags whose values come from sglang_secrets on the host (a root-only file), never from the plan.
     secret_flags: list[str] = dataclasses.field(default_factory=list)
-    # Facts of the instance watchdog (roles/sglang_service/tasks/watchdog.yml): for a server rank the
+    # Facts of the instance watchdog (plugin_utils/_host_files.py writes its files): for a server rank the
     # instance label, its members and rank 0's /health_generate; for a router the URL its host reaches it
     # on (None: --mini-lb, no worker API) and every instance's worker registration and health URL.
     watchdog: dict[str, Any] | None = None

@@ -1,9 +1,9 @@
 # Copyright: ascend.sglang contributors
 # Apache License 2.0
-"""Which planned services get an instance watchdog, and the configuration each one reads
-(roles/sglang_service/files/sglang_watchdog.py).  Deploy (tasks/watchdog.yml, the host's own variables) and
-render mode (tasks/render.yml, each host's inventory variables) both go through here, so that both write the
-same files.  Pure; no Ansible import."""
+"""Which planned services get an instance watchdog, the configuration each one reads
+(roles/sglang_service/files/sglang_watchdog.py) and the names of its files.  Deploy and render mode (both
+through plugin_utils/_host_files.py) and the removal of watchdogs no longer wanted (tasks/watchdog_absent.yml)
+go through here, so that all of them name and write the same files.  Pure; no Ansible import."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ SETTINGS = ("sglang_watchdog_enabled", "sglang_watchdog_single_node", "sglang_wa
             "sglang_watchdog_timeout", "sglang_watchdog_failures", "sglang_watchdog_startup_grace",
             "sglang_watchdog_max_restarts", "sglang_watchdog_window", "sglang_watchdog_backoff_initial",
             "sglang_watchdog_backoff_max", "sglang_watchdog_python", "sglang_watchdog_state_dir")
+# The program every watchdog unit runs, in sglang_libexec_dir.
+PROGRAM = "sglang_watchdog.py"
 TIMING = ("interval", "timeout", "failures", "startup_grace", "max_restarts", "window", "backoff_initial",
           "backoff_max")
 
@@ -44,7 +46,7 @@ def watched(services: Iterable[Mapping[str, Any]], settings: Mapping[str, Any]) 
 def config(svc: Mapping[str, Any], settings: Mapping[str, Any]) -> dict[str, Any]:
     """The watchdog configuration (<service>.watchdog.json) of one watched service."""
     cfg: dict[str, Any] = {name: int(settings["sglang_watchdog_" + name]) for name in TIMING}
-    cfg["state_file"] = f"{settings['sglang_watchdog_state_dir']}/{svc['name']}.json"
+    cfg["state_file"] = f"{settings['sglang_watchdog_state_dir']}/{state_name(svc['name'])}"
     facts = svc.get("watchdog") or {}
     if svc["role"] == "router":
         cfg.update(kind="router", router_url=facts["router_url"],
@@ -56,18 +58,24 @@ def config(svc: Mapping[str, Any], settings: Mapping[str, Any]) -> dict[str, Any
     return cfg
 
 
-def host_settings(host_vars: Any, defaults: Mapping[str, Any]) -> dict[str, Any]:
-    """Render mode: a host's own values of SETTINGS where its inventory sets them, else the play's."""
-    return {name: host_vars[name] if name in host_vars else defaults[name] for name in SETTINGS}
+def unit_name(service: str) -> str:
+    """The watchdog unit of a service (in sglang_systemd_dir)."""
+    return f"sglang-watchdog-{service}.service"
 
 
-def render_watched(pairs: Iterable[Any], hostvars: Any, defaults: Mapping[str, Any]) -> list[list[Any]]:
-    """Render mode's (host item, service) pairs that get a watchdog; the host item carries the host's settings."""
-    by_host: dict[str, list[Mapping[str, Any]]] = {}
-    for host, svc in pairs:
-        by_host.setdefault(host["key"], []).append(svc)
-    out = []
-    for host, services in by_host.items():
-        settings = host_settings(hostvars[host] if host in hostvars else {}, defaults)
-        out += [[{"key": host, "settings": settings}, svc] for svc in watched(services, settings)]
-    return out
+def config_name(service: str) -> str:
+    """The watchdog configuration of a service (in sglang_etc_dir)."""
+    return f"{service}.watchdog.json"
+
+
+def state_name(service: str) -> str:
+    """The watchdog's state file of a service (in sglang_watchdog_state_dir)."""
+    return f"{service}.json"
+
+
+def files_of(services: Iterable[str], dirs: Mapping[str, str]) -> list[str]:
+    """Every file a watchdog of these services writes or reads, by path: its unit, configuration and state
+    (dirs: systemd_dir, etc_dir, state_dir). The shared program is not among them."""
+    return [path for name in services for path in (f"{dirs['systemd_dir']}/{unit_name(name)}",
+                                                   f"{dirs['etc_dir']}/{config_name(name)}",
+                                                   f"{dirs['state_dir']}/{state_name(name)}")]

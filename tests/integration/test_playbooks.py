@@ -60,7 +60,7 @@ _RENDERED: dict[str, tuple[Path, subprocess.CompletedProcess]] = {}
 
 @pytest.fixture(scope="session")
 def rendered(tmp_path_factory):
-    """Render each example inventory once per session (ansible runs a module per file: ~0.7 s each)."""
+    """Render each example inventory once per session."""
 
     def get(inventory: str) -> tuple[Path, subprocess.CompletedProcess]:
         if inventory not in _RENDERED:

@@ -1,5 +1,5 @@
 """Which services get a watchdog and what its configuration holds (plugins.plugin_utils._watchdog.py), as
-deploy (tasks/watchdog.yml) and render mode (tasks/render.yml) both write it."""
+deploy and render mode both write it (plugin_utils/_host_files.py)."""
 from __future__ import annotations
 
 import pytest
@@ -53,10 +53,10 @@ def test_router_configuration_lists_the_watched_instances(plan):
     assert len(wdf.config(router, dict(SETTINGS, sglang_watchdog_single_node=True))["workers"]) == 3
 
 
-def test_render_takes_each_hosts_own_settings(plan):
-    pairs = [[{"key": host}, svc] for host, hp in plan["hosts"].items() for svc in hp["services"]]
-    hostvars = {"decode1": {"sglang_watchdog_startup_grace": 600}, "decode0": {"sglang_watchdog_single_node": False}}
-    out = wdf.render_watched(pairs, hostvars, SETTINGS)
-    assert [(h["key"], s["name"]) for h, s in out] == [
-        ("decode0", "sglang-decode-i0-r0"), ("decode1", "sglang-decode-i0-r1")]
-    assert [h["settings"]["sglang_watchdog_startup_grace"] for h, _unused in out] == [900, 600]
+def test_files_of_names_each_watchdog_file_as_the_renderer_writes_it():
+    dirs = {"systemd_dir": "/etc/systemd/system", "etc_dir": "/etc/sglang", "state_dir": "/var/lib/sglang-watchdog"}
+    assert wdf.files_of(["sglang-decode-i0-r1"], dirs) == [
+        "/etc/systemd/system/sglang-watchdog-sglang-decode-i0-r1.service",
+        "/etc/sglang/sglang-decode-i0-r1.watchdog.json",
+        "/var/lib/sglang-watchdog/sglang-decode-i0-r1.json"]
+    assert wdf.files_of([], dirs) == []

@@ -1,5 +1,8 @@
 """Decision logic of the instance watchdog (roles/sglang_service/files/sglang_watchdog.py), without systemd:
-evidence -> action, grace, backoff, give-up, and the router side's out / back in."""
+evidence -> action, grace, backoff, give-up, and the router side's out / back in.
+
+The watchdog runs on the managed hosts: scripts/lint.sh's units gate runs this file on the oldest host Python
+(3.11) as well as on the controller's; it needs nothing but the standard library and pytest."""
 from __future__ import annotations
 
 import importlib.util
@@ -7,7 +10,8 @@ import pathlib
 
 import pytest
 
-PATH = pathlib.Path(__file__).resolve().parents[2] / "roles/sglang_service/files/sglang_watchdog.py"
+# tests/unit/roles/sglang_service/files/ mirrors roles/sglang_service/files/ of the collection root.
+PATH = pathlib.Path(__file__).resolve().parents[5] / "roles/sglang_service/files/sglang_watchdog.py"
 spec = importlib.util.spec_from_file_location("sglang_watchdog", PATH)
 wd = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(wd)

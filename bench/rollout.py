@@ -1,0 +1,78 @@
+"""Rollout wall time on the pd_separation Molecule layout (prints figures, asserts nothing).
+
+Usage: MOLECULE_CMD=rollout scripts/molecule.sh pd_separation [-- --delay T]
+(creates and prepares the scenario's five containers, runs this script, destroys them; it needs the environment
+scripts/molecule.sh sets up). It deploys playbooks/deepseek_r1_pd32.yml with the scenario inventory and the
+test overlay, exactly as the scenario's converge does, and prints the wall time of
+  1. a first deploy (stand-in start-up delay 1 s, packages installed from the offline wheelhouse),
+  2. a no-op re-run,
+  3. a --check --diff run,
+  4. a change that restarts every server: their start-up delay becomes T s (an environment change of every
+     prefill and decode service), so that run cannot take less than T; overhead = wall - T.
+Each line also gives the number of tasks the run went through and the PLAY RECAP's changed count.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+SCENARIO = ROOT / "extensions" / "molecule" / "pd_separation"
+ROUTER = {"args": {"--mini-lb": None, "--prometheus-host": "127.0.0.1", "--prometheus-port": 29100}}
+
+
+def overlay(path: Path, delay: float) -> Path:
+    env = {"env": {"SGLANG_STANDIN_STARTUP_DELAY": str(delay)}}
+    path.write_text(yaml.safe_dump({"sglang_overrides": {"router": ROUTER, "prefill": env, "decode": env}}),
+                    encoding="utf-8")
+    return path
+
+
+def deploy(extra: Path, *flags: str) -> tuple[float, int, int]:
+    """Wall seconds, tasks run, changed count of the PLAY RECAP (summed over hosts)."""
+    argv = [shutil.which("ansible-playbook") or "ansible-playbook", "-i", str(SCENARIO / "inventory"),
+            str(ROOT / "playbooks" / "deepseek_r1_pd32.yml"), "-e", f"@{SCENARIO.parent / 'shared' / 'vars' / 'overlay.yml'}",
+            "-e", f"@{extra}", *flags]
+    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
+    start = time.perf_counter()
+    proc = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        sys.exit(f"{' '.join(argv)} failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-2000:]}")
+    tasks = proc.stdout.count("\nTASK [")
+    changed = sum(int(m) for m in re.findall(r"^\S+\s+: ok=\d+\s+changed=(\d+)", proc.stdout, re.M))
+    return wall, tasks, changed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--delay", type=float, default=30.0, help="start-up delay T of the restarted servers (s)")
+    args = parser.parse_args()
+    if not os.environ.get("SGLANG_MOLECULE_WHEELHOUSE"):
+        sys.exit("run through scripts/molecule.sh (MOLECULE_CMD=rollout): it creates the containers and the wheelhouse")
+    with tempfile.TemporaryDirectory() as tmp:
+        quick = overlay(Path(tmp) / "quick.yml", 1)
+        slow = overlay(Path(tmp) / "slow.yml", args.delay)
+        print(f"{'run':<44} {'wall s':>7} {'overhead s':>11} {'tasks':>6} {'changed':>8}", flush=True)
+        for label, extra, flags, delay in (
+                ("first deploy", quick, (), None),
+                ("no-op re-run", quick, (), None),
+                ("--check --diff (no change)", quick, ("--check", "--diff"), None),
+                (f"restart every server, start-up T = {args.delay:g} s", slow, (), args.delay)):
+            wall, tasks, changed = deploy(extra, *flags)
+            overhead = f"{wall - delay:>11.1f}" if delay is not None else f"{'':>11}"
+            print(f"{label:<44} {wall:>7.1f} {overhead} {tasks:>6} {changed:>8}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

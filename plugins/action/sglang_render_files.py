@@ -1,0 +1,216 @@
+# Copyright: ascend.sglang contributors
+# Apache License 2.0
+"""Renders a host's files from the plan and the role templates on the controller, in one step: either sends
+them to the host in one module call (deployment) or writes every host's files into the render directory
+(render mode). The file list is plugin_utils/_host_files.py."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from ansible.errors import AnsibleActionFail
+from ansible.module_utils.parsing.convert_bool import boolean
+from ansible.plugins.action import ActionBase
+from ansible.template import trust_as_template
+
+from ansible_collections.ascend.sglang.plugins.plugin_utils._host_files import (
+    DEFAULT_SETTINGS, SERVICE_KINDS, WATCHDOG_KINDS, host_files)
+from ansible_collections.ascend.sglang.plugins.module_utils._place import place_all
+from ansible_collections.ascend.sglang.plugins.plugin_utils._watchdog import unit_name
+
+_ROLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "roles", "sglang_service")
+# A host's render directory: no path separator, no leading dot or dash.
+_BAD_HOST = re.compile(r"[^A-Za-z0-9_.:-]|^[^A-Za-z0-9_]|^$")
+# What ansible.builtin.template uses by default: the files are byte for byte what it wrote.
+_OVERRIDES = {"trim_blocks": True, "lstrip_blocks": False, "newline_sequence": "\n"}
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _VALID_ARGS = frozenset(("plan", "host", "render_dir", "roles", "kinds", "settings", "secrets", "restart_all"))
+
+    def _source(self, kind: str, name: str) -> str:
+        key = (kind, name)
+        if key not in self._sources:
+            path = os.path.normpath(os.path.join(_ROLE, kind, name))
+            with open(path, encoding="utf-8") as handle:
+                self._sources[key] = handle.read()
+        return self._sources[key]
+
+    def _content(self, spec) -> str:
+        if spec.content is not None:
+            return spec.content
+        if spec.src is not None:
+            return self._source("files", spec.src)
+        templar = self._templar.copy_with_new_env(available_variables=spec.variables)
+        try:
+            text = templar.template(trust_as_template(self._source("templates", spec.template)),
+                                    escape_backslashes=False, overrides=_OVERRIDES)
+        except Exception as exc:  # pylint: disable=broad-except
+            message = str(getattr(exc, "message", None) or exc)
+            if spec.sensitive:
+                # The template guards quote the start of the value they refuse: of an environment or secret
+                # file, only the place ("refusing to write the value of NAME") is reported.
+                found = re.search(r"refusing to write [^:]*", message)
+                message = (found.group() if found else "a value failed the template guards") + " (value not shown)"
+            raise AnsibleActionFail(f"{spec.name}: {message}") from None
+        return "" if text is None else str(text)
+
+    def _settings(self, args: dict, hostvars, host: str | None) -> dict:
+        settings = dict(args.get("settings") or {})
+        unknown = set(settings) - set(DEFAULT_SETTINGS)
+        if unknown:
+            raise AnsibleActionFail(f"settings: unknown key(s) {', '.join(sorted(unknown))}")
+        if host is not None and hostvars is not None:
+            # Render mode: the host's own inventory values win, as they would when deploying to it.
+            own = hostvars.get(host) if hasattr(hostvars, "get") else None
+            for key in settings:
+                value = own.get("sglang_" + key) if own is not None and hasattr(own, "get") else None
+                if value is not None:
+                    settings[key] = value
+        return settings
+
+    def run(self, tmp=None, task_vars=None):
+        task_vars = task_vars or {}
+        result = super().run(tmp, task_vars)
+        self._sources = {}
+        args = self._task.args
+        plan = args.get("plan")
+        if not isinstance(plan, dict) or not isinstance(plan.get("hosts"), dict):
+            raise AnsibleActionFail("plan: the deployment plan (sglang_plan)")
+        roles = args.get("roles")
+        kinds = args.get("kinds")
+        profile = str(plan.get("profile") or "")
+        if args.get("render_dir"):
+            return self._render(result, plan, args, task_vars, roles, kinds, profile)
+        host = str(args.get("host") or task_vars.get("inventory_hostname"))
+        host_plan = plan["hosts"].get(host) or {}
+        settings = self._settings(args, None, None)
+        try:
+            specs = host_files(host_plan, settings, roles=roles, kinds=kinds, profile=profile,
+                               secrets=args.get("secrets") or {})
+        except ValueError as exc:
+            raise AnsibleActionFail(str(exc)) from None
+        for spec in specs:
+            if spec.kind == "secrets" and not spec.variables["sglang_tpl_secrets"]:
+                raise AnsibleActionFail(f"{spec.service}: the plan gives secret flags but secrets has no values for "
+                                        f"its role {spec.variables['sglang_tpl_service'].get('role')}")
+        cfg = dict(DEFAULT_SETTINGS, **settings)
+        paths = [os.path.join(str(cfg[spec.dir]), spec.name) for spec in specs]
+        directories = []
+        for spec in specs:
+            path = str(cfg[spec.dir])
+            if path not in directories:
+                directories.append(path)
+        files = []
+        for spec, path in zip(specs, paths):
+            entry = {"path": path, "mode": spec.mode}
+            entry["secret_content" if spec.sensitive else "content"] = self._content(spec)
+            if spec.owner:
+                entry.update(owner=spec.owner, group=spec.group)
+            files.append(entry)
+        placed = self._execute_module(
+            module_name="ascend.sglang.sglang_place_files",
+            module_args={"directories": [{"path": d, "mode": "0755"} for d in directories], "files": files},
+            task_vars=task_vars)
+        placed.pop("invocation", None)
+        if placed.get("failed"):
+            result.update(failed=True, msg=placed.get("msg", "placing the files failed"))
+            return result
+        self._report(result, specs, paths, placed)
+        services = [s["name"] for s in host_plan.get("services") or [] if roles is None or s.get("role") in roles]
+        restart = services if boolean(args.get("restart_all", False), strict=False) else result["changed_services"]
+        result["restart"] = [name for name in services if name in restart]
+        result["start"] = (
+            [{"unit": name + ".service", "restart": name in restart, "new_unit": name in result["changed_units"]}
+             for name in services]
+            + [{"unit": unit_name(name), "restart": name in result["changed_watchdogs"],
+                "new_unit": name in result["changed_watchdogs"]} for name in result["watched"]])
+        # Watchdogs already installed whose service is about to restart: stopped on every host before any host
+        # restarts a service, started again with the others (a running one would see rank 0 restart first and
+        # restart its rank too, possibly after that rank had joined the new rank 0).
+        new_units = {row["service"] for row in result["files"] if row["kind"] == "watchdog_unit" and row["new"]}
+        result["pause_watchdogs"] = [unit_name(name) for name in result["watched"]
+                                     if name in result["restart"] and name not in new_units]
+        return result
+
+    def _report(self, result: dict, specs: list, paths: list, placed: dict) -> dict:
+        changed = {f["path"]: f["changed"] for f in placed.get("files", [])}
+        new = {f["path"]: f.get("new", False) for f in placed.get("files", [])}
+        rows = [{"path": path, "kind": spec.kind, "service": spec.service, "changed": bool(changed.get(path)),
+                 "new": bool(new.get(path))} for spec, path in zip(specs, paths)]
+
+        def names(selected):
+            out = []
+            for row in rows:
+                if row["changed"] and row["kind"] in selected and row["service"] not in out:
+                    out.append(row["service"])
+            return out
+
+        watched = [s.service for s in specs if s.kind == "watchdog_unit"]
+        program = any(r["changed"] for r in rows if r["kind"] == "watchdog_program")
+        result.update(
+            changed=bool(placed.get("changed")), files=rows,
+            directories=placed.get("directories", []),
+            changed_services=names(SERVICE_KINDS), changed_units=names(("unit",)),
+            watched=watched, changed_watchdogs=watched if program else names(WATCHDOG_KINDS),
+            daemon_reload=any(r["changed"] for r in rows if r["kind"] in ("unit", "watchdog_unit")))
+        if placed.get("diff"):
+            result["diff"] = placed["diff"]
+        return result
+
+    def _render(self, result, plan, args, task_vars, roles, kinds, profile) -> dict:
+        base = os.path.abspath(os.path.expanduser(str(args["render_dir"])))
+        hostvars = task_vars.get("hostvars")
+        directories, files, specs_all, paths = [], [], [], []
+        for host, host_plan in plan["hosts"].items():
+            if not isinstance(host, str) or _BAD_HOST.search(host):
+                raise AnsibleActionFail(f"plan.hosts keys must be inventory host names usable as directory names, "
+                                        f"got {str(host)[:60]!r}")
+            settings = self._settings(args, hostvars, host)
+            host_dir = os.path.join(base, str(host))
+            directories.append({"path": host_dir, "mode": 0o755})
+            try:
+                specs = host_files(host_plan or {}, settings, roles=roles, kinds=kinds, render=True, profile=profile)
+            except ValueError as exc:
+                raise AnsibleActionFail(f"host {host}: {exc}") from None
+            for spec in specs:
+                path = os.path.join(host_dir, spec.render_name)
+                files.append({"path": path, "data": self._content(spec).encode("utf-8"), "mode": int(spec.mode, 8),
+                              "sensitive": spec.sensitive})
+                specs_all.append(spec)
+                paths.append(path)
+        self._refuse_foreign(base, [d["path"] for d in directories] + paths)
+        try:
+            placed = place_all(directories, files, bool(self._task.check_mode), bool(self._task.diff))
+        except OSError as exc:
+            raise AnsibleActionFail(f"writing the render directory failed: {exc}") from None
+        self._report(result, specs_all, paths, placed)
+        # One line per host and file would swamp the output of a large fleet: counts only.
+        result["files"] = len(files)
+        result["files_changed"] = sum(1 for f in placed["files"] if f["changed"])
+        result["msg"] = f"{len(plan['hosts'])} hosts, {result['files']} files, {result['files_changed']} changed"
+        return result
+
+    @staticmethod
+    def _refuse_foreign(base: str, planned: list) -> None:
+        """The render directory must be new, empty or hold an earlier render of this same plan: a file or host
+        directory this plan does not produce (an earlier render of another inventory) is refused rather than
+        removed, so that nothing of the operator's is deleted and no stale host is left beside the new ones."""
+        if not os.path.lexists(base):
+            return
+        if not os.path.isdir(base) or os.path.islink(base):
+            raise AnsibleActionFail(f"sglang_render_dir '{base}' exists and is not a directory: pass a new directory, "
+                                    "an empty one or one holding an earlier render of this plan.")
+        known = {os.path.relpath(path, base) for path in planned}
+        found = []
+        for top, dirs, names in os.walk(base):
+            found += [os.path.relpath(os.path.join(top, name), base) for name in dirs + names]
+        foreign = sorted(set(found) - known)
+        if foreign:
+            more = ", ..." if len(foreign) > 10 else ""
+            raise AnsibleActionFail(
+                f"sglang_render_dir '{base}' holds {len(foreign)} file(s) this plan does not produce "
+                f"({', '.join(foreign[:10])}{more}), e.g. hosts of an earlier render: remove them or render into a "
+                "new directory.")

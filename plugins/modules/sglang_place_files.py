@@ -1,0 +1,160 @@
+#!/usr/bin/python
+# Copyright: ascend.sglang contributors
+# Apache License 2.0
+"""Places a set of files on the managed host in one step (ascend.sglang.sglang_render_files sends them)."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: sglang_place_files
+short_description: Place several files and their directories on a host in one step, atomically, with their modes
+description:
+  - Creates the given directories (or sets their mode), then writes each file whose content, mode or owner differs
+    from what the host has. A file is written to a temporary file in its directory, which gets its mode and owner
+    before any content, then renamed over the old one.
+  - Reports C(changed) per file and, in diff mode, a diff per changed file, except files given with
+    O(files[].secret_content), whose content never appears in the result.
+  - Used by M(ascend.sglang.sglang_render_files), which renders a host's files on the controller and sends them
+    here in one module call.
+version_added: 0.4.0
+options:
+  directories:
+    description: Directories to create, or whose mode to set.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      path:
+        description: Absolute path.
+        type: path
+        required: true
+      mode:
+        description: Octal mode, e.g. C(0755).
+        type: str
+        default: "0755"
+  files:
+    description: Files to write, in order.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      path:
+        description: Absolute path.
+        type: path
+        required: true
+      content:
+        description: Content of the file (UTF-8). Shown in diffs.
+        type: str
+      secret_content:
+        description: Content of the file (UTF-8), kept out of the result, the diff and the log.
+        type: str
+      mode:
+        description: Octal mode, e.g. C(0644).
+        type: str
+        required: true
+      owner:
+        description: Owner name (unset - left as created).
+        type: str
+      group:
+        description: Group name (unset - left as created).
+        type: str
+extends_documentation_fragment:
+  - ascend.sglang.attributes.host
+attributes:
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
+    support: full
+author:
+  - ascend.sglang maintainers (!UNKNOWN)
+"""
+
+EXAMPLES = r"""
+- name: Two files in one step
+  ascend.sglang.sglang_place_files:
+    directories:
+      - path: /etc/example
+    files:
+      - path: /etc/example/a.conf
+        content: "a = 1\n"
+        mode: "0644"
+      - path: /etc/example/token
+        secret_content: "{{ token }}\n"
+        mode: "0600"
+        owner: root
+        group: root
+"""
+
+RETURN = r"""
+files:
+  description: One entry per file, in the order given.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    path:
+      description: The file's path.
+      type: str
+    changed:
+      description: Whether it was (or in check mode would be) written or its mode or owner set.
+      type: bool
+    new:
+      description: Whether there was no file at its path before.
+      type: bool
+directories:
+  description: One entry per directory, in the order given.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    path:
+      description: The directory's path.
+      type: str
+    changed:
+      description: Whether it was (or would be) created or its mode set.
+      type: bool
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.ascend.sglang.plugins.module_utils._place import place_all
+
+
+def main() -> None:
+    module = AnsibleModule(
+        argument_spec={
+            "directories": {"type": "list", "elements": "dict", "default": [], "options": {
+                "path": {"type": "path", "required": True},
+                "mode": {"type": "str", "default": "0755"}}},
+            "files": {
+                "type": "list", "elements": "dict", "default": [],
+                "options": {
+                    "path": {"type": "path", "required": True},
+                    "content": {"type": "str"},
+                    "secret_content": {"type": "str", "no_log": True},
+                    "mode": {"type": "str", "required": True},
+                    "owner": {"type": "str"},
+                    "group": {"type": "str"}},
+                "required_one_of": [["content", "secret_content"]],
+                "mutually_exclusive": [["content", "secret_content"]]},
+        },
+        supports_check_mode=True,
+    )
+    try:
+        directories = [{"path": d["path"], "mode": int(d["mode"], 8)} for d in module.params["directories"]]
+        files = []
+        for f in module.params["files"]:
+            secret = f["secret_content"] is not None
+            text = f["secret_content"] if secret else f["content"]
+            files.append({"path": f["path"], "data": text.encode("utf-8"), "mode": int(f["mode"], 8),
+                          "owner": f["owner"], "group": f["group"], "sensitive": secret})
+        result = place_all(directories, files, module.check_mode, module._diff)
+    except (OSError, KeyError, ValueError) as exc:
+        module.fail_json(msg=f"placing the files failed: {exc}")
+    diff = result.pop("diff")
+    if diff:
+        result["diff"] = diff
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

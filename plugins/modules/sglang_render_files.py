@@ -1,0 +1,138 @@
+#!/usr/bin/python
+# Copyright: ascend.sglang contributors
+# Apache License 2.0
+# The work happens in the action plugin of the same name, on the controller; this file carries the
+# documentation (ansible-doc ascend.sglang.sglang_render_files).
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: sglang_render_files
+short_description: Render a host's SGLang files from the plan in one step, onto the host or into a render directory
+description:
+  - Lists the files a host's plan entry produces (C(cann_env.sh), the kernel settings, and for each service its
+    environment file, secret file, launcher and systemd unit, and for each watched service its watchdog
+    configuration and unit, plus the watchdog program), renders them on the controller from the
+    C(ascend.sglang.sglang_service) role's templates, and writes them in one step.
+  - Deployment (O(render_dir) unset) - the files of O(host) go to their deployment directories
+    (C(etc_dir), C(libexec_dir), C(systemd_dir), C(sysctl_dir) of O(settings)) in one call of
+    M(ascend.sglang.sglang_place_files), which creates the directories and replaces each differing file
+    atomically with its mode (secret files C(0600), owned by root).
+  - Render mode (O(render_dir) set) - every host of the plan gets a directory C(<render_dir>/<host>/) with its
+    C(cann_env.sh), C(sysctl.conf) and, per service, C(<name>.json) (role, instance, node rank, argv, env),
+    C(<name>.env), C(<name>.sh) and C(<name>.service), written on the controller. A host's own C(sglang_*)
+    inventory values (e.g. C(sglang_etc_dir)) win over O(settings).
+  - C(changed) per file, a diff per changed file in diff mode, nothing written in check mode. Environment files,
+    secret files and the summaries (which hold the environment) never appear in the result nor in a diff.
+version_added: 0.4.0
+options:
+  plan:
+    description: The deployment plan (C(sglang_plan)).
+    type: dict
+    required: true
+  host:
+    description: The host whose files are deployed (deployment only).
+    type: str
+    default: inventory_hostname
+  render_dir:
+    description: Render mode - write every host's files under this controller directory instead of deploying.
+    type: path
+  roles:
+    description:
+      - Service roles whose services' files are included (C(prefill), C(decode), C(mixed), C(router)).
+      - Unset - every service, and the host's own files (C(cann_env.sh), kernel settings).
+    type: list
+    elements: str
+  kinds:
+    description:
+      - File kinds to include, among C(cann_env), C(sysctl), C(summary), C(env), C(secrets), C(launcher), C(unit),
+        C(watchdog_program), C(watchdog_config), C(watchdog_unit). Unset - all of them.
+    type: list
+    elements: str
+  settings:
+    description:
+      - Paths and settings written into the files - C(etc_dir), C(libexec_dir), C(systemd_dir), C(sysctl_dir),
+        C(restart_sec), C(timeout_stop_sec), C(limit_nofile) and the watchdog's C(watchdog_*) settings (the role
+        variables of the same names with the C(sglang_) prefix). Unset keys take the role defaults.
+    type: dict
+    default: {}
+  secrets:
+    description: C(sglang_secrets) (role -> flag -> value) for the services with secret flags (deployment only).
+    type: dict
+    default: {}
+  restart_all:
+    description: Deployment - restart every selected service (e.g. C(cann_env.sh) or the packages changed), not
+      only those whose files changed.
+    type: bool
+    default: false
+extends_documentation_fragment:
+  - ascend.sglang.attributes.controller
+attributes:
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
+    support: full
+author:
+  - ascend.sglang maintainers (!UNKNOWN)
+"""
+
+EXAMPLES = r"""
+- name: Write this host's prefill files in one step
+  ascend.sglang.sglang_render_files:
+    plan: "{{ sglang_plan }}"
+    roles: [prefill]
+    secrets: "{{ sglang_secrets | default({}) }}"
+    settings:
+      etc_dir: /etc/sglang
+  register: files
+
+- name: Render every host's files on the controller
+  ascend.sglang.sglang_render_files:
+    plan: "{{ sglang_plan }}"
+    render_dir: ./render
+"""
+
+RETURN = r"""
+files:
+  description: Deployment - one entry per file (C(path), C(kind), C(service), C(changed)); render mode - how many files.
+  returned: always
+  type: raw
+files_changed:
+  description: How many files were (or would be) written.
+  returned: render mode
+  type: int
+changed_services:
+  description: Services whose environment, secret, launcher or unit file changed.
+  returned: always
+  type: list
+  elements: str
+changed_units:
+  description: Services whose unit file changed.
+  returned: always
+  type: list
+  elements: str
+watched:
+  description: Services that have a watchdog.
+  returned: always
+  type: list
+  elements: str
+changed_watchdogs:
+  description: Watched services whose watchdog configuration or unit (or the watchdog program) changed.
+  returned: always
+  type: list
+  elements: str
+daemon_reload:
+  description: Whether a unit file changed (systemd must reload).
+  returned: always
+  type: bool
+restart:
+  description: Services to restart (their files changed, or O(restart_all)).
+  returned: deployment
+  type: list
+  elements: str
+start:
+  description: Units to start in order, services then watchdogs - C(unit), C(restart) (restart rather than start),
+    C(new_unit) (its unit changed, so in check mode systemd cannot know it yet).
+  returned: deployment
+  type: list
+  elements: dict
+"""

@@ -1,0 +1,119 @@
+"""The Molecule scenarios' layout (extensions/molecule), checked without containers: the shared config.yml
+holds what every scenario shares and the scenarios hold only what differs; every platform is the same kind of
+container; task and vars files sit in subdirectories (ansible-lint parses a scenario root's files as
+playbooks); every file the playbooks include or load exists; the operator commands name playbooks the
+collection ships, by FQCN."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+MOLECULE = ROOT / "extensions" / "molecule"
+SCENARIOS = sorted(p.parent for p in MOLECULE.glob("*/molecule.yml"))
+SHARED_KEYS = {"prerun", "dependency", "driver", "ansible", "verifier", "scenario"}
+# What config.yml's comment promises of every platform.
+PLATFORM_BASE = {"image", "pre_build_image", "command", "systemd", "network", "ulimits", "security_opts"}
+
+
+def load(path: Path):
+    return yaml.safe_load(path.read_text())
+
+
+def test_the_scenarios_are_found():
+    assert [p.name for p in SCENARIOS] == ["pd_mixed", "pd_separation"]
+
+
+def test_config_yml_holds_what_every_scenario_shares():
+    config = load(MOLECULE / "config.yml")
+    assert SHARED_KEYS <= set(config)
+    assert config["prerun"] is False and config["dependency"]["enabled"] is False
+    assert config["driver"]["name"] == "podman"
+    assert (MOLECULE / "config.yml").parent.joinpath("shared", "prepare.yml").is_file()
+    assert config["ansible"]["playbooks"]["prepare"] == "../shared/prepare.yml"
+    assert "platforms" not in config
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda p: p.name)
+def test_a_scenario_holds_only_what_differs(scenario):
+    data = load(scenario / "molecule.yml")
+    assert set(data) <= {"platforms", "provisioner"}, sorted(set(data) & SHARED_KEYS)
+    assert set(data["provisioner"]) <= {"inventory"}
+    names = [p["name"] for p in data["platforms"]]
+    assert len(names) == len(set(names)) and all(n.startswith("sgm-") for n in names)
+
+
+def test_every_platform_is_the_same_container():
+    bases = []
+    for scenario in SCENARIOS:
+        for platform in load(scenario / "molecule.yml")["platforms"]:
+            assert PLATFORM_BASE <= set(platform), (scenario.name, platform["name"])
+            bases.append({k: platform[k] for k in PLATFORM_BASE})
+    assert bases and all(b == bases[0] for b in bases)
+
+
+def yaml_files(directory: Path):
+    return sorted(directory.glob("*.yml"))
+
+
+@pytest.mark.parametrize("directory", SCENARIOS + [MOLECULE / "shared"], ids=lambda p: p.name)
+def test_task_and_vars_files_sit_in_subdirectories(directory):
+    for path in yaml_files(directory):
+        if path.name == "molecule.yml":
+            continue
+        plays = load(path)
+        assert isinstance(plays, list) and all("hosts" in play for play in plays), f"{path} is not a playbook"
+    for path in yaml_files(directory / "tasks"):
+        tasks = load(path)
+        assert isinstance(tasks, list) and not any("hosts" in t for t in tasks), f"{path} is not a task list"
+    for path in yaml_files(directory / "vars"):
+        assert isinstance(load(path), dict), f"{path} is not a vars file"
+
+
+def included_paths(path: Path):
+    """Static include_tasks targets and vars_files of one file, resolved as Ansible does from that file."""
+    text = path.read_text()
+    for target in re.findall(r"include_tasks: ([^\s{]+\.yml)$", text, re.M):
+        yield target, (path.parent / target).resolve()
+    plays = load(path)
+    if isinstance(plays, list):
+        for play in plays:
+            for target in play.get("vars_files", []) if "hosts" in play else []:
+                yield target, (path.parent / target).resolve()
+
+
+def test_every_included_file_exists():
+    seen = 0
+    for path in sorted(MOLECULE.rglob("*.yml")):
+        for target, resolved in included_paths(path):
+            seen += 1
+            assert resolved.is_file(), f"{path.relative_to(ROOT)}: {target}"
+    assert seen > 40
+
+
+def test_overlays_named_from_playbook_dir_exist():
+    seen = 0
+    for scenario in SCENARIOS:
+        for path in sorted(scenario.rglob("*.yml")):
+            for target in re.findall(r"\{\{ playbook_dir \}\}/([\w/.-]+\.yml)", path.read_text()):
+                seen += 1
+                assert (scenario / target).is_file(), f"{path.relative_to(ROOT)}: {target}"
+    assert seen >= 3
+
+
+def test_operator_commands_name_shipped_playbooks_by_fqcn():
+    shipped = {p.stem for p in (ROOT / "playbooks").glob("*.yml")}
+    named = set()
+    for path in sorted(MOLECULE.rglob("*.yml")):
+        text = path.read_text()
+        # No operator playbook is reached through the checkout any more.
+        assert "/playbooks/" not in text.replace("collection_dir }}/playbooks/doctor.sh", ""), path
+        named |= set(re.findall(r"deploy_playbook: (\w+)$", text, re.M))
+        named |= set(re.findall(r"\bascend\.sglang\.([a-z0-9_]+)\b", text))
+    profiles = {"deepseek_r1_pd32", "qwen3_32b_a2_8c_mixed_6k_1k5_18ms", "qwen3_480b_a3_16c_mixed_3k5_1k5_50ms"}
+    assert profiles | {"render", "status", "restart", "bench", "stop"} <= named
+    assert named <= shipped, sorted(named - shipped)

@@ -1,0 +1,83 @@
+"""ascend.sglang.sglang_render_files in deployment mode, against loopback (connection local) into a temporary
+directory: check mode writes nothing, a run writes every file with its mode, a second run changes nothing, one
+changed environment value restarts that service only, and no environment or secret value reaches the output
+(-v --diff)."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+pytestmark = pytest.mark.ansible
+ROOT_USER = os.geteuid() == 0
+
+SERVICE = {"name": "sglang-decode-i0-r0", "role": "decode", "instance": 0, "node_rank": 0, "nnodes": 2,
+           "instance_key": "decode-i0", "argv": ["python3", "-m", "sglang.launch_server", "--port", "8001"],
+           "env": {"HCCL_BUFFSIZE": "600", "TOKEN_LIKE": "s3cr3t-env-value"},
+           "secret_flags": ["--api-key"] if ROOT_USER else [],
+           "watchdog": {"instance_label": "decode instance 0", "health_url": "http://127.0.0.1:8001/health_generate",
+                        "members": [{"host": "h", "node_rank": 0, "service": "sglang-decode-i0-r0"}]}}
+OTHER = dict(SERVICE, name="sglang-decode-i1-r0", instance=1, nnodes=1, env={"HCCL_BUFFSIZE": "600"})
+
+
+def run(tmp: Path, services: list, *flags: str) -> tuple[dict, str]:
+    plan = {"profile": "p", "hosts": {"h": {"services": services}}}
+    out = tmp / "result.json"
+    book = [{"hosts": "h", "gather_facts": False, "connection": "local",
+             "vars": {"ansible_python_interpreter": sys.executable}, "tasks": [
+                 {"name": "files", "ascend.sglang.sglang_render_files": {
+                     "plan": plan, "roles": ["decode"], "secrets": {"decode": {"--api-key": "api-key-value"}},
+                     "settings": {"etc_dir": str(tmp / "etc"), "libexec_dir": str(tmp / "libexec"),
+                                  "systemd_dir": str(tmp / "systemd")}},
+                  "register": "r"},
+                 {"name": "keep", "delegate_to": "localhost", "ansible.builtin.copy": {
+                     "content": "{{ r | to_json }}", "dest": str(out), "mode": "0600"}, "check_mode": False,
+                  "diff": False}]}]
+    (tmp / "play.yml").write_text(yaml.safe_dump(book), encoding="utf-8")
+    env = dict(os.environ, ANSIBLE_NOCOLOR="1")
+    proc = subprocess.run([str(BIN / "ansible-playbook"), "-i", "h,", str(tmp / "play.yml"), "-v", *flags], cwd=ROOT,
+                          env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    return json.loads(out.read_text()), proc.stdout + proc.stderr
+
+
+def test_deploy_mode_writes_reports_and_restarts_like_the_template_tasks(tmp_path: Path) -> None:
+    checked, text = run(tmp_path, [SERVICE, OTHER], "--check", "--diff")
+    assert checked["changed"] and not (tmp_path / "etc").exists()
+    assert checked["restart"] == [SERVICE["name"], OTHER["name"]]
+    assert all(item["new_unit"] for item in checked["start"])
+
+    first, text = run(tmp_path, [SERVICE, OTHER], "--diff")
+    for secret in ("s3cr3t-env-value", "api-key-value", "HCCL_BUFFSIZE"):
+        assert secret not in text and secret not in json.dumps(first), secret
+    assert "ExecStart=" in text  # the unit's diff is shown
+    modes = {p.relative_to(tmp_path).as_posix(): stat.S_IMODE(p.stat().st_mode) for p in tmp_path.rglob("*")
+             if p.is_file() and p.parent != tmp_path}
+    want = {f"etc/{SERVICE['name']}.env": 0o640, f"etc/{OTHER['name']}.env": 0o640,
+            f"libexec/{SERVICE['name']}.sh": 0o755, f"libexec/{OTHER['name']}.sh": 0o755,
+            f"systemd/{SERVICE['name']}.service": 0o644, f"systemd/{OTHER['name']}.service": 0o644,
+            "libexec/sglang_watchdog.py": 0o755, f"etc/{SERVICE['name']}.watchdog.json": 0o644,
+            f"systemd/sglang-watchdog-{SERVICE['name']}.service": 0o644}
+    if ROOT_USER:  # secret files are owned by root
+        want.update({f"etc/{SERVICE['name']}.secrets": 0o600, f"etc/{OTHER['name']}.secrets": 0o600})
+    assert modes == want
+    assert first["watched"] == [SERVICE["name"]] and first["daemon_reload"]
+
+    second, _unused = run(tmp_path, [SERVICE, OTHER])
+    assert not second["changed"] and second["restart"] == [] and not second["daemon_reload"]
+    assert [item["restart"] for item in second["start"]] == [False, False, False]
+
+    changed = dict(OTHER, env={"HCCL_BUFFSIZE": "700"})
+    third, text = run(tmp_path, [SERVICE, changed], "--diff")
+    assert third["restart"] == [OTHER["name"]] and third["changed_units"] == [] and not third["daemon_reload"]
+    assert "700" not in text
+    assert (tmp_path / "etc" / f"{OTHER['name']}.env").read_text().count("HCCL_BUFFSIZE=700") == 1

@@ -1,0 +1,120 @@
+"""The one file list of a host (plugin_utils/_host_files.py) and the atomic placement (module_utils/_place.py)
+shared by deployment and render mode."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+import pytest
+
+from ansible_collections.ascend.sglang.plugins.plugin_utils._host_files import host_files
+from ansible_collections.ascend.sglang.plugins.module_utils._place import place_all
+
+from tests.unit.plans import make_plan
+
+DECODE = {"name": "sglang-decode-i0-r1", "role": "decode", "instance": 0, "node_rank": 1, "nnodes": 2,
+          "argv": ["python3", "-m", "sglang.launch_server"], "env": {"A": "1"}, "secret_flags": ["--api-key"],
+          "watchdog": {"instance_label": "decode instance 0", "health_url": "http://10.0.0.1:8001/health_generate",
+                       "members": ["sglang-decode-i0-r0", "sglang-decode-i0-r1"]}}
+ROUTER = {"name": "sglang-router-i0", "role": "router", "instance": 0, "node_rank": 0, "nnodes": 1,
+          "argv": ["python3", "-m", "sglang_router.launch_router"], "env": {},
+          "watchdog": {"router_url": "http://127.0.0.1:6688",
+                       "workers": [{"url": "http://10.0.0.1:8001", "nnodes": 2}, {"url": "http://10.0.0.2:8000", "nnodes": 1}]}}
+HOST = {"services": [DECODE, ROUTER], "cann": {"sources": ["/usr/local/Ascend/set_env.sh"]},
+        "host_tuning": {"sysctl": {"vm.swappiness": 0}}}
+
+
+def kinds(files):
+    return [(f.kind, f.service) for f in files]
+
+
+def test_deployment_lists_every_file_of_a_role_and_keeps_env_out_of_the_other_files() -> None:
+    files = host_files(HOST, {"etc_dir": "/e"}, roles=["decode"], secrets={"decode": {"--api-key": "k"}})
+    assert kinds(files) == [("env", DECODE["name"]), ("secrets", DECODE["name"]), ("launcher", DECODE["name"]),
+                            ("unit", DECODE["name"]), ("watchdog_program", None), ("watchdog_config", DECODE["name"]),
+                            ("watchdog_unit", DECODE["name"])]
+    by_kind = {f.kind: f for f in files}
+    assert by_kind["secrets"].mode == "0600" and by_kind["secrets"].owner == "root" and by_kind["secrets"].sensitive
+    assert by_kind["env"].sensitive and by_kind["env"].variables["sglang_tpl_service"]["env"] == {"A": "1"}
+    for kind in ("launcher", "unit", "secrets", "watchdog_unit"):
+        assert "env" not in by_kind[kind].variables["sglang_tpl_service"], kind
+    assert by_kind["launcher"].variables["sglang_tpl_etc_dir"] == "/e"
+
+
+def test_host_files_come_without_roles_and_render_mode_has_summaries_but_no_secrets() -> None:
+    assert kinds(host_files(HOST, kinds=["cann_env", "sysctl"])) == [("cann_env", None), ("sysctl", None)]
+    rendered = host_files(HOST, render=True)
+    assert [f.render_name for f in rendered][:2] == ["cann_env.sh", "sysctl.conf"]
+    # Render mode shows the watchdogs too, but neither secrets nor the watchdog program.
+    assert {f.kind for f in rendered} == {"cann_env", "sysctl", "summary", "env", "launcher", "unit",
+                                          "watchdog_config", "watchdog_unit"}
+    assert [f.render_name for f in rendered if f.service == DECODE["name"]] == [
+        DECODE["name"] + ext for ext in (".json", ".env", ".sh", ".service")] + [
+        DECODE["name"] + ".watchdog.json", "sglang-watchdog-" + DECODE["name"] + ".service"]
+    summary = next(f for f in rendered if f.kind == "summary" and f.service == DECODE["name"])
+    assert json.loads(summary.content) == {k: DECODE[k] for k in ("role", "instance", "node_rank", "argv", "env")}
+    assert summary.content.endswith("}\n") and summary.sensitive and summary.mode == "0640"
+
+
+def config_of(files, service):
+    return next(f.variables["sglang_tpl_watchdog_config"] for f in files
+                if f.kind == "watchdog_config" and f.service == service)
+
+
+def test_watchdogs_follow_the_settings() -> None:
+    assert not [f for f in host_files(HOST, {"watchdog_enabled": False}) if f.kind.startswith("watchdog")]
+    files = host_files(HOST)
+    assert [f.service for f in files if f.kind == "watchdog_unit"] == [DECODE["name"], ROUTER["name"]]
+    router = config_of(files, ROUTER["name"])
+    assert router["kind"] == "router" and [w["url"] for w in router["workers"]] == ["http://10.0.0.1:8001"]
+    single = config_of(host_files(HOST, {"watchdog_single_node": "true"}), ROUTER["name"])
+    assert len(single["workers"]) == 2
+    rank = config_of(host_files(HOST, {"watchdog_interval": "7", "watchdog_state_dir": "/s"}), DECODE["name"])
+    assert rank["interval"] == 7 and rank["unit"] == "sglang-decode-i0-r1.service" and rank["node_rank"] == 1
+    assert rank["state_file"] == "/s/sglang-decode-i0-r1.json"
+
+
+def test_render_mode_names_every_file_of_a_real_plan_once() -> None:
+    _unused, plan = make_plan("deepseek_r1_pd32", prefill=2, decode=2, router=1)
+    for host_plan in plan["hosts"].values():
+        names = [f.render_name for f in host_files(host_plan, render=True)]
+        assert names[:2] == ["cann_env.sh", "sysctl.conf"] and len(names) == len(set(names))
+        for svc in host_plan["services"]:
+            assert {f"{svc['name']}.{ext}" for ext in ("json", "env", "sh", "service")} <= set(names)
+            # The 2-node decode instance's ranks are watched; nothing else is in this profile.
+            watched = svc["nnodes"] > 1
+            assert (f"sglang-watchdog-{svc['name']}.service" in names) == watched
+            assert (f"{svc['name']}.watchdog.json" in names) == watched
+
+
+def test_placement_is_atomic_idempotent_and_keeps_sensitive_content_out_of_the_diff(tmp_path) -> None:
+    target = tmp_path / "etc"
+    files = [{"path": str(target / "a.conf"), "data": b"a\n", "mode": 0o644},
+             {"path": str(target / "s.env"), "data": b"SECRET=1\n", "mode": 0o600, "sensitive": True}]
+    dirs = [{"path": str(target), "mode": 0o755}]
+    checked = place_all(dirs, files, check_mode=True, want_diff=True)
+    assert checked["changed"] and not target.exists()
+    first = place_all(dirs, files, check_mode=False, want_diff=True)
+    assert [f["changed"] for f in first["files"]] == [True, True]
+    assert [d["after_header"] for d in first["diff"]] == [str(target / "a.conf")]
+    assert "SECRET" not in json.dumps(first)
+    assert stat.S_IMODE(os.stat(target / "s.env").st_mode) == 0o600 and (target / "s.env").read_bytes() == b"SECRET=1\n"
+    assert not [p for p in os.listdir(target) if p.startswith(".sglang-")]
+    again = place_all(dirs, files, check_mode=False, want_diff=True)
+    assert not again["changed"] and not again["diff"]
+    os.chmod(target / "a.conf", 0o600)
+    fixed = place_all(dirs, files, check_mode=False, want_diff=False)
+    assert [f["changed"] for f in fixed["files"]] == [True, False]
+    assert stat.S_IMODE(os.stat(target / "a.conf").st_mode) == 0o644
+
+
+@pytest.mark.parametrize("change", [
+    {"name": "a/b"}, {"name": "x\n"}, {"name": ".hidden"}, {"role": "worker"}, {"argv": []}, {"argv": "python3"},
+    {"env": {"1A": "x"}}, {"env": {"A B": "x"}}, {"env": {"A": "1\nid"}}, {"argv": ["python3", "a\x00"]}])
+def test_an_unfit_service_stops_the_rendering_before_anything_is_written(change) -> None:
+    bad = dict(DECODE, **change)
+    with pytest.raises(ValueError, match="Invalid service in the plan") as failure:
+        host_files({"services": [bad]}, roles=["decode", "worker"])
+    assert "1\nid" not in str(failure.value) and "\x00" not in str(failure.value)
