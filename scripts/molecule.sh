@@ -131,6 +131,49 @@ done
 # A torch_npu built for another torch, which a bad wheelhouse could hold: the deployment must stop on it.
 "$VENV/bin/python" tests/standins/build_wheel.py "$WHEELHOUSE/server" "$STANDIN_TORCH_NPU_OTHER" torch_npu >/dev/null
 
+# --- the stand-in SGLang image of the container_runtime scenario (built only when missing) ----------------
+# From the base image above, offline, with the wheels of the wheelhouse (tests/standins/image/Containerfile).
+# Its tag is the digest of what goes into it, so a changed stand-in makes a new image. Two tags of the one image
+# and a "podman save" tarball of each: the hosts load the image with the collection's air-gapped path
+# (sglang_container_image_archive), and the second tag is the scenario's "changed image".
+standin_image() {
+  local digest ctx tag STANDIN_SGLANG=$BENCH_RELEASE+standin   # the reference release (profiles/_releases.yml)
+  digest=$( { cat tests/standins/image/Containerfile
+              echo "$IMAGE $STANDIN_SGLANG $ROUTER_VERSION $STANDIN_TORCH $STANDIN_TORCH_NPU"
+              find tests/standins/sglang tests/standins/torch tests/standins/torch_npu tests/standins/ascend \
+                -type f -print0 | sort -z | xargs -0 sha256sum; } | sha256sum | cut -c1-12)
+  tag=localhost/sglang-standin:$digest
+  mkdir -p "$CACHE/images"
+  if ! podman image exists "$tag"; then
+    log "building the stand-in SGLang image $tag"
+    ctx=$(mktemp -d "$CACHE/image.XXXXXX")
+    mkdir -p "$ctx/wheels"
+    cp -r "$WHEELHOUSE/server" "$WHEELHOUSE/router" "$ctx/wheels/"
+    cp -r tests/standins/ascend/usr/local/Ascend "$ctx/cann"
+    rm -rf "$ctx/cann/driver"   # the driver is the host's, mounted by the plan
+    if ! podman build --quiet --squash --network none -f tests/standins/image/Containerfile -t "$tag" \
+           --build-arg "BASE=$IMAGE" --build-arg "SGLANG_VERSION=$STANDIN_SGLANG" \
+           --build-arg "ROUTER_VERSION=$ROUTER_VERSION" --build-arg "TORCH_VERSION=$STANDIN_TORCH" \
+           --build-arg "TORCH_NPU_VERSION=$STANDIN_TORCH_NPU" "$ctx" >"$CACHE/image-build.log" 2>&1; then
+      tail -n 30 "$CACHE/image-build.log" >&2; rm -rf "$ctx"; exit 1
+    fi
+    rm -rf "$ctx"
+  fi
+  podman tag "$tag" "$tag-second"
+  for t in "$tag" "$tag-second"; do
+    if [ ! -s "$CACHE/images/${t##*:}.tar" ]; then
+      rm -f "$CACHE/images/"*.tar   # tarballs of an older stand-in
+      break
+    fi
+  done
+  for t in "$tag" "$tag-second"; do
+    [ -s "$CACHE/images/${t##*:}.tar" ] || podman save --format docker-archive -o "$CACHE/images/${t##*:}.tar" "$t"
+  done
+  export SGLANG_MOLECULE_STANDIN_IMAGE=$tag SGLANG_MOLECULE_STANDIN_ARCHIVE=$CACHE/images/$digest.tar
+  export SGLANG_MOLECULE_STANDIN_IMAGE_SECOND=$tag-second
+  export SGLANG_MOLECULE_STANDIN_ARCHIVE_SECOND=$CACHE/images/$digest-second.tar
+}
+
 # --- the collection under test: this checkout, built and installed as users install it ----------------
 # The scenarios run the operator's playbooks by FQCN (ansible-playbook ascend.sglang.<playbook>, from a directory
 # outside the checkout) against this build, not against the checkout (.collections links the whole tree):
@@ -159,8 +202,9 @@ export ANSIBLE_PIPELINING=True ANSIBLE_FORCE_COLOR=0 PY_COLORS=0 ANSIBLE_NOCOLOR
 # --- run -----------------------------------------------------------------------------------------
 scenarios=("$@")
 if [ ${#scenarios[@]} -eq 0 ]; then
-  scenarios=(pd_separation pd_mixed)
+  scenarios=(pd_separation pd_mixed container_runtime)
 fi
+case " ${scenarios[*]} " in *" container_runtime "*) standin_image ;; esac
 cmd=${MOLECULE_CMD:-test}
 passed=0 failed=0 failed_names=()
 for s in "${scenarios[@]}"; do

@@ -169,8 +169,10 @@ def service_container(settings: Settings, name: str, npus: Sequence[int] | None,
             devices = [f"/dev/davinci{n}" for n in npus] + list(NPU_CONTROL_DEVICES)
             mounts = [f"{path}:{path}:ro" for path in DRIVER_MOUNTS]
         mounts += [f"{path}:{path}:ro" for path in dict.fromkeys(model_paths)]
-    run = [settings.engine, "run", "--rm", "--pull", "never", "--name", name, "--network", "host", "--ipc", "host",
-           "--shm-size", settings.shm_size]
+    run = [settings.engine, "run", "--rm", "--pull", "never", "--name", name, "--network", "host", "--ipc", "host"]
+    if settings.engine == "docker":
+        # With --ipc host the container shares the host's /dev/shm; podman refuses --shm-size with it.
+        run += ["--shm-size", settings.shm_size]
     for device in devices:
         run += ["--device", device]
     for mount in mounts:

@@ -25,7 +25,7 @@ def load(path: Path):
 
 
 def test_the_scenarios_are_found():
-    assert [p.name for p in SCENARIOS] == ["pd_mixed", "pd_separation"]
+    assert [p.name for p in SCENARIOS] == ["container_runtime", "pd_mixed", "pd_separation"]
 
 
 def test_config_yml_holds_what_every_scenario_shares():

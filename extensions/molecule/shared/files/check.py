@@ -11,6 +11,11 @@
       instance's address and bootstrap port, and that prefill stand-in got the same bootstrap_room.
   check.py restarts BEFORE.json AFTER.json ROLE[,ROLE]
       exactly the units of the given roles got a new systemd InvocationID.
+  check.py containers COLLECTED.json IMAGE
+      container runtime: every service runs in a running container of its unit's name from IMAGE; no watchdog does.
+  check.py order COLLECTED.json
+      health-gated start order: each router's container started after every server rank 0 could first answer
+      /health 200 (its stand-in's start plus its startup delay, SGLANG_STANDIN_STARTUP_DELAY, default 1 s).
 """
 from __future__ import annotations
 
@@ -165,9 +170,40 @@ def check_restarts(before_path: str, after_path: str, roles: str) -> None:
                    f"{after.get(host, {}).get(unit, {}).get('systemd', {}).get('ActiveEnterTimestamp')})")
 
 
+def check_containers(collected_path: str, image: str) -> None:
+    collected = json.loads(pathlib.Path(collected_path).read_text())
+    report(bool(collected), f"collected {len(collected)} hosts")
+    for host, units in sorted(collected.items()):
+        for unit, item in sorted(units.items()):
+            got = item.get("container")
+            if unit.startswith("sglang-watchdog-"):
+                report(got is None, f"{host}/{unit}: runs on the host (no container)")
+                continue
+            report(bool(got) and got["running"] and got["name"] == unit and got["image"] == image,
+                   f"{host}/{unit}: runs in container {(got or {}).get('name')} of {(got or {}).get('image')}")
+
+
+def check_order(collected_path: str) -> None:
+    collected = json.loads(pathlib.Path(collected_path).read_text())
+    healthy_from: dict[str, float] = {}
+    routers: dict[str, float] = {}
+    for host, units in sorted(collected.items()):
+        for unit, item in sorted(units.items()):
+            if unit.startswith("sglang-router-") and item.get("container"):
+                routers[f"{host}/{unit}"] = item["container"]["started"]
+            elif unit.endswith("-r0") and not unit.startswith("sglang-watchdog-") and item.get("record"):
+                rec = item["record"]
+                healthy_from[f"{host}/{unit}"] = rec["time"] + float(rec["env"].get("SGLANG_STANDIN_STARTUP_DELAY", "1"))
+    report(bool(routers) and bool(healthy_from), f"{len(routers)} router(s), {len(healthy_from)} server rank(s) 0")
+    for router, started in sorted(routers.items()):
+        for server, ready in sorted(healthy_from.items()):
+            report(started >= ready, f"{router} started {started - ready:+.1f} s after {server} could first be healthy")
+
+
 def main() -> None:
     mode, args = sys.argv[1], sys.argv[2:]
-    {"plan": check_plan, "route": check_route, "restarts": check_restarts}[mode](*args)
+    {"plan": check_plan, "route": check_route, "restarts": check_restarts, "containers": check_containers,
+     "order": check_order}[mode](*args)
     print(f"{mode}: {'all checks passed' if failures == 0 else f'{failures} check(s) failed'}")
     sys.exit(1 if failures else 0)
 
