@@ -15,7 +15,8 @@
       container runtime: every service runs in a running container of its unit's name from IMAGE; no watchdog does.
   check.py order COLLECTED.json
       health-gated start order: each router's container started after every server rank 0 could first answer
-      /health 200 (its stand-in's start plus its startup delay, SGLANG_STANDIN_STARTUP_DELAY, default 1 s).
+      /health 200 (its stand-in's recorded start plus its startup delay, SGLANG_STANDIN_STARTUP_DELAY, default
+      1 s, before which it answers 503).
 """
 from __future__ import annotations
 
@@ -193,7 +194,8 @@ def check_order(collected_path: str) -> None:
                 routers[f"{host}/{unit}"] = item["container"]["started"]
             elif unit.endswith("-r0") and not unit.startswith("sglang-watchdog-") and item.get("record"):
                 rec = item["record"]
-                healthy_from[f"{host}/{unit}"] = rec["time"] + float(rec["env"].get("SGLANG_STANDIN_STARTUP_DELAY", "1"))
+                healthy_from[f"{host}/{unit}"] = (rec["started"]
+                                                  + float(rec["env"].get("SGLANG_STANDIN_STARTUP_DELAY", "1")))
     report(bool(routers) and bool(healthy_from), f"{len(routers)} router(s), {len(healthy_from)} server rank(s) 0")
     for router, started in sorted(routers.items()):
         for server, ready in sorted(healthy_from.items()):

@@ -371,8 +371,9 @@ def main() -> None:
     unit = unit_name()
     os.makedirs(STATE_DIR, exist_ok=True)
     state = State(opts, unit)
-    record = {"unit": unit, "pid": os.getpid(), "time": time.time(), "argv": argv, "env": dict(os.environ),
-              "cwd": os.getcwd()}
+    # "started": where the startup delay of /health counts from (a health-gated start order is checked with it).
+    record = {"unit": unit, "pid": os.getpid(), "time": time.time(), "started": state.started, "argv": argv,
+              "env": dict(os.environ), "cwd": os.getcwd()}
     tmp = os.path.join(STATE_DIR, f".{unit}.json.tmp")
     with open(tmp, "w", encoding="utf-8") as f:
         json.dump(record, f, indent=1, sort_keys=True)
