@@ -198,13 +198,18 @@ def observe_listeners(ports: list[int]) -> list[dict[str, Any]] | None:
     return found
 
 
-def unit_of(pid: int) -> str | None:
-    """The systemd service a process belongs to (from /proc/<pid>/cgroup), if any."""
+def unit_of(pid: int, containers: Mapping[str, str] | None = None) -> str | None:
+    """The systemd service a process belongs to (from /proc/<pid>/cgroup), if any.  ``containers``: the
+    engine's container IDs -> names (container runtime): a process in the container named after a service
+    belongs to that service (the engine puts it in a cgroup of the container's, not of the unit's)."""
     try:
         with open(f"/proc/{pid}/cgroup", encoding="utf-8") as handle:
             text = handle.read()
     except OSError:
         return None
+    for container_id in re.findall(r"[0-9a-f]{64}", text):
+        if container_id in (containers or {}):
+            return f"{containers[container_id]}.service"
     units = re.findall(r"/([^/\s]+\.service)", text)
     return units[-1] if units else None
 
@@ -335,6 +340,11 @@ def observe_container(spec: Mapping[str, Any], timeout: float) -> dict[str, Any]
         return result
     rc, out, _unused = run([engine, "--version"], timeout=timeout)
     result["version"] = out.strip().splitlines()[0] if rc == 0 and out.strip() else None
+    # The running containers (full ID -> name): a planned port or device held from one of this deployment's
+    # containers is the deployment's own (unit_of).
+    rc, out, _unused = run([engine, "ps", "--no-trunc", "--format", "{{.ID}} {{.Names}}"], timeout=timeout)
+    result["containers"] = dict(line.split(None, 1) for line in out.splitlines() if len(line.split(None, 1)) == 2) \
+        if rc == 0 else {}
     rc, _unused, _err = run([engine, "image", "inspect", str(spec["image"])], timeout=timeout)
     result["image"] = "present" if rc == 0 else "absent"
     if rc != 0 and not spec.get("from_archive"):
@@ -379,7 +389,8 @@ def observe(req: Mapping[str, Any], npu_smi: str = "npu-smi", driver_info: str =
         pids.update(entry.get("pids") or [])
     for proc in ((observed.get("npu") or {}).get("info") or {}).get("processes") or []:
         pids.add(int(proc["pid"]))
-    observed["owners"] = {str(pid): unit_of(pid) for pid in sorted(pids)}
+    containers = (observed.get("container") or {}).get("containers") or {}
+    observed["owners"] = {str(pid): unit_of(pid, containers) for pid in sorted(pids)}
     return observed
 
 
