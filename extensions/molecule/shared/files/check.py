@@ -88,9 +88,13 @@ def check_plan(render_dir: str, collected_path: str) -> None:
                 for script, marker in markers.items():
                     if script in cann:
                         report(run["env"].get(marker) == "1", f"{host}/{name}: sourced {script} ({marker}=1)")
-                if "bishengir/bin" in cann:
+                if "bishengir/bin" in cann and not got.get("container"):
                     report(run["env"].get("PATH", "").startswith("/usr/local/Ascend/8.5.0/compiler/bishengir/bin:"),
                            f"{host}/{name}: PATH starts with the CANN prefix")
+                elif "bishengir/bin" in cann:
+                    # Container runtime: the host's path_prepend is skipped (README "Container runtime").
+                    report(not run["env"].get("PATH", "").startswith("/usr/local/Ascend/8.5.0/compiler/bishengir/bin:"),
+                           f"{host}/{name}: PATH is the image's (the host's CANN path prefix is not applied)")
                 instances.setdefault((svc["role"], svc["instance"]), []).append((name, run))
     for unit_path in sorted(pathlib.Path(render_dir).glob("*/sglang-watchdog-*.service")):
         host, unit = unit_path.parent.name, unit_path.name[: -len(".service")]
