@@ -187,7 +187,11 @@ def service_container(settings: Settings, name: str, npus: Sequence[int] | None,
     return {
         "engine": settings.engine, "image": settings.image, "name": name, "npus": list(npus or []),
         "devices": devices, "mounts": mounts, "visible_devices": visible, "env_names": list(env_names),
-        "run": run, "remove": [settings.engine, "rm", "--force", name],
+        # Run by the unit after a stop (ExecStopPost, under TimeoutStopSec) and before a start: the graceful stop
+        # (SIGTERM through the engine's client) is over by then, so kill at once (podman's rm would otherwise
+        # wait 10 s first, and systemd kill it with the container still running; docker's rm --force kills).
+        "run": run, "remove": [settings.engine, "rm", "--force"] + (["--time", "0"] if settings.engine == "podman" else [])
+        + [name],
         # Preflight: an absent image is loaded from the controller's tarball, not pulled.
         "from_archive": settings.image_archive is not None,
     }

@@ -103,8 +103,9 @@ def test_container_render_keeps_argv_env_and_wraps_them(shape: str, rendered_pai
             model = data["argv"][data["argv"].index("--model-path") + 1]
             assert f"{model}:{model}:ro" in volumes
         unit = (summary.parent / f"{name}.service").read_text()
-        assert f"ExecStartPre=-{engine} rm --force {name}\n" in unit
-        assert f"ExecStopPost=-{engine} rm --force {name}\n" in unit
+        remove = f"{engine} rm --force {'--time 0 ' if engine == 'podman' else ''}{name}"
+        assert f"ExecStartPre=-{remove}\n" in unit
+        assert f"ExecStopPost=-{remove}\n" in unit
         assert ("docker.service" in unit) == (engine == "docker")
         # the host's cann_env.sh is not sourced: the image brings CANN
         assert "cann_env.sh" not in (summary.parent / f"{name}.sh").read_text()

@@ -69,7 +69,9 @@ def test_server_devices_mounts_and_engine_prefix() -> None:
     assert run[image_at - 2:image_at] == ["--entrypoint", "/bin/bash"]
     assert run[image_at + 1:] == ["-c", container.ENTRY_SCRIPT, container.ENTRY_NAME, "1",
                                   "/usr/local/Ascend/ascend-toolkit/set_env.sh", "0"]
-    assert got["remove"] == ["podman", "rm", "--force", "sglang-mixed-i0-r0"]
+    assert got["remove"] == ["podman", "rm", "--force", "--time", "0", "sglang-mixed-i0-r0"]
+    assert container.service_container(settings(engine="docker"), "sglang-mixed-i0-r0", [4], [], [], [], [])[
+        "remove"] == ["docker", "rm", "--force", "sglang-mixed-i0-r0"]
 
 
 def test_ascend_runtime_passes_visible_devices_instead_of_nodes() -> None:
