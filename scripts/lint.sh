@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The collection's quality gates, each a count of findings:
 #   1. ansible-lint --profile production (.ansible-lint holds the exclusions and why);
-#   2. ansible-test sanity, every test that runs without containers, on a copy of the checkout laid out as
-#      ansible_collections/ascend/sglang (tracked and new files; tests/sanity/ignore-*.txt applies);
+#   2. ansible-test sanity with ansible-core 2.21 and 2.20, every test that runs without containers, on a copy
+#      of the checkout laid out as ansible_collections/ascend/sglang (tracked and new files;
+#      tests/sanity/ignore-<release>.txt applies);
 #   3. ansible-test units on that copy, with each ansible-core release the collection supports (2.21, and 2.20,
 #      the oldest requires_ansible admits): the host-side tests (tests/unit/plugins/modules, module_utils) on
 #      the oldest host Python (3.11, Debian bookworm's), every unit test on the controller's Python (3.12);
@@ -107,6 +108,7 @@ collection_copy() {
 # ----------------------------------------------------------------------------------- ansible-test sanity
 gate_sanity() {
   venv "$TOOLS/sanity" "$SANITY_PINS"
+  venv "$TOOLS/units-2.20" "$OLDEST_PINS"
   if ! command -v shellcheck >/dev/null; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
       log "installing shellcheck"
@@ -115,19 +117,24 @@ gate_sanity() {
     fi
     command -v shellcheck >/dev/null || { log "shellcheck is missing (the shellcheck sanity test needs it)"; exit 2; }
   fi
-  local home col
-  home=$(ansible_test_home); col=$(collection_copy)
-  log "ansible-test sanity --local --python 3.12 (24 tests, without containers)"
-  (cd "$col" && HOME=$home "$TOOLS/sanity/bin/ansible-test" sanity --local --python 3.12 --requirements \
-     --color no >"$work/sanity.out" 2>&1)
-  local rc=$?
-  grep -E '^ERROR: [^ :]+:[0-9]+:[0-9]+: ' "$work/sanity.out" >&2
-  grep -E '^ERROR: [^ :]+:[0-9]+:[0-9]+: ' "$work/sanity.out" | sed 's/^ERROR: //' | cut -d: -f1 \
-    | sed 's/^/sanity /' >> "$work/findings"
-  if [ "$rc" -ne 0 ] && ! grep -q '^sanity ' "$work/findings"; then
-    tail -n 30 "$work/sanity.out" >&2
-    echo "sanity (ansible-test exited $rc)" >> "$work/findings"
-  fi
+  local home col core venv rc out
+  col=$(collection_copy)
+  # The newest release and the oldest one requires_ansible admits (tests/sanity/ignore-<release>.txt each).
+  for core in 2.21 2.20; do
+    case $core in 2.21) venv=$TOOLS/sanity ;; *) venv=$TOOLS/units-$core ;; esac
+    home=$(ansible_test_home "$venv"); out=$work/sanity-$core.out
+    log "ansible-test sanity --local --python 3.12 with ansible-core $core (every test without containers)"
+    (cd "$col" && HOME=$home "$venv/bin/ansible-test" sanity --local --python 3.12 --requirements \
+       --color no >"$out" 2>&1)
+    rc=$?
+    grep -E '^ERROR: [^ :]+:[0-9]+:[0-9]+: ' "$out" >&2
+    grep -E '^ERROR: [^ :]+:[0-9]+:[0-9]+: ' "$out" | sed 's/^ERROR: //' | cut -d: -f1 \
+      | sed "s/^/sanity-$core /" >> "$work/findings"
+    if [ "$rc" -ne 0 ] && ! grep -q "^sanity-$core " "$work/findings"; then
+      tail -n 30 "$out" >&2
+      echo "sanity-$core (ansible-test exited $rc)" >> "$work/findings"
+    fi
+  done
 }
 
 # ------------------------------------------------------------------------------------ ansible-test units
@@ -246,7 +253,7 @@ done
 total=$(grep -c . "$work/findings")
 per_gate=$(for g in "${gates[@]}"; do
   case $g in lint) key=ansible-lint ;; *) key=$g ;; esac
-  printf '%s %s, ' "$key" "$(grep -c "^$key " "$work/findings")"
+  printf '%s %s, ' "$key" "$(grep -cE "^${key}[ -]" "$work/findings")"
 done)
 by_file=$(awk '{print $2}' "$work/findings" | sort | uniq -c | sort -rn | awk '{printf "%s %s, ", $2, $1}')
 echo "lint: $total findings (${per_gate%, }) in $((SECONDS - start)) s${by_file:+; by file: ${by_file%, }}"
