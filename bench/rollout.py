@@ -10,6 +10,8 @@ test overlay, exactly as the scenario's converge does, and prints the wall time 
   4. a change that restarts every server: their start-up delay becomes T s (an environment change of every
      prefill and decode service), so that run cannot take less than T; overhead = wall - T.
 Each line also gives the number of tasks the run went through and the PLAY RECAP's changed count.
+With --profile N, each run is followed by its N slowest tasks (ansible.posix.profile_tasks, which the Molecule
+venv's ansible package brings): where a rollout spends the time that is not the servers' start-up.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIO = ROOT / "extensions" / "molecule" / "pd_separation"
+# The environment Molecule gives converge (ANSIBLE_PIPELINING among it).
+CONVERGE_ENV = yaml.safe_load((SCENARIO.parent / "config.yml").read_text(encoding="utf-8"))["ansible"]["env"]
 ROUTER = {"args": {"--mini-lb": None, "--prometheus-host": "127.0.0.1", "--prometheus-port": 29100}}
 
 
@@ -38,12 +42,21 @@ def overlay(path: Path, delay: float) -> Path:
     return path
 
 
-def deploy(extra: Path, *flags: str) -> tuple[float, int, int]:
-    """Wall seconds, tasks run, changed count of the PLAY RECAP (summed over hosts)."""
+def slowest(stdout: str) -> list[str]:
+    """profile_tasks' summary lines ("<play> : <task> ---- 1.23s"), slowest first, as it prints them."""
+    summary = stdout.rpartition("\nPLAY RECAP")[2]
+    return [m.group(1).strip() + f"  {m.group(2)} s" for m in re.finditer(r"^(.+?) -{2,} (\d+\.\d+)s$", summary, re.M)]
+
+
+def deploy(extra: Path, *flags: str, profile: int = 0) -> tuple[float, int, int, list[str]]:
+    """Wall seconds, tasks run, changed count of the PLAY RECAP (summed over hosts), slowest tasks (--profile)."""
     argv = [shutil.which("ansible-playbook") or "ansible-playbook", "-i", str(SCENARIO / "inventory"),
             str(ROOT / "playbooks" / "deepseek_r1_pd32.yml"), "-e", f"@{SCENARIO.parent / 'shared' / 'vars' / 'overlay.yml'}",
             "-e", f"@{extra}", *flags]
-    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
+    env = dict(os.environ, **CONVERGE_ENV, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
+    if profile:
+        env.update(ANSIBLE_CALLBACKS_ENABLED="ansible.posix.profile_tasks",
+                   PROFILE_TASKS_TASK_OUTPUT_LIMIT=str(profile), PROFILE_TASKS_SORT_ORDER="descending")
     start = time.perf_counter()
     proc = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - start
@@ -51,12 +64,13 @@ def deploy(extra: Path, *flags: str) -> tuple[float, int, int]:
         sys.exit(f"{' '.join(argv)} failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-2000:]}")
     tasks = proc.stdout.count("\nTASK [")
     changed = sum(int(m) for m in re.findall(r"^\S+\s+: ok=\d+\s+changed=(\d+)", proc.stdout, re.M))
-    return wall, tasks, changed
+    return wall, tasks, changed, slowest(proc.stdout) if profile else []
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--delay", type=float, default=30.0, help="start-up delay T of the restarted servers (s)")
+    parser.add_argument("--profile", type=int, default=0, metavar="N", help="print the N slowest tasks of each run")
     args = parser.parse_args()
     if not os.environ.get("SGLANG_MOLECULE_WHEELHOUSE"):
         sys.exit("run through scripts/molecule.sh (MOLECULE_CMD=rollout): it creates the containers and the wheelhouse")
@@ -69,9 +83,11 @@ def main() -> None:
                 ("no-op re-run", quick, (), None),
                 ("--check --diff (no change)", quick, ("--check", "--diff"), None),
                 (f"restart every server, start-up T = {args.delay:g} s", slow, (), args.delay)):
-            wall, tasks, changed = deploy(extra, *flags)
+            wall, tasks, changed, top = deploy(extra, *flags, profile=args.profile)
             overhead = f"{wall - delay:>11.1f}" if delay is not None else f"{'':>11}"
             print(f"{label:<44} {wall:>7.1f} {overhead} {tasks:>6} {changed:>8}", flush=True)
+            for line in top:
+                print(f"    {line}", flush=True)
 
 
 if __name__ == "__main__":

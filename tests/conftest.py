@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -16,6 +18,8 @@ def _collection_root() -> str:
     if link.exists() and link.resolve() == ROOT:
         return str(ROOT / ".collections")
     base = Path(tempfile.mkdtemp(prefix="ascend-sglang-"))
+    # rmtree unlinks the symlink, never what it points to (the checkout).
+    atexit.register(shutil.rmtree, base, True)
     (base / "ansible_collections" / "ascend").mkdir(parents=True)
     os.symlink(ROOT, base / "ansible_collections" / "ascend" / "sglang")
     return str(base)
