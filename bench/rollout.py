@@ -8,7 +8,8 @@ test overlay, exactly as the scenario's converge does, and prints the wall time 
   2. a no-op re-run,
   3. a --check --diff run,
   4. a change that restarts every server: their start-up delay becomes T s (an environment change of every
-     prefill and decode service), so that run cannot take less than T; overhead = wall - T.
+     prefill and decode service), so that run cannot take less than T; overhead = wall - T. The watchdogs'
+     start-up grace is set above T in every run, as a fleet sets it above its servers' start-up time.
 Each line also gives the number of tasks the run went through and the PLAY RECAP's changed count.
 With --profile N, each run is followed by its N slowest tasks (ansible.posix.profile_tasks, which the Molecule
 venv's ansible package brings): where a rollout spends the time that is not the servers' start-up.
@@ -35,10 +36,12 @@ CONVERGE_ENV = yaml.safe_load((SCENARIO.parent / "config.yml").read_text(encodin
 ROUTER = {"args": {"--mini-lb": None, "--prometheus-host": "127.0.0.1", "--prometheus-port": 29100}}
 
 
-def overlay(path: Path, delay: float) -> Path:
+def overlay(path: Path, delay: float, grace: int) -> Path:
     env = {"env": {"SGLANG_STANDIN_STARTUP_DELAY": str(delay)}}
-    path.write_text(yaml.safe_dump({"sglang_overrides": {"router": ROUTER, "prefill": env, "decode": env}}),
-                    encoding="utf-8")
+    # The watchdogs' start-up grace covers the slowest start-up, as sglang_watchdog_startup_grace must in a
+    # fleet (default 900 s): the scenario's 4 s would have them restart instances still starting (T > 4 s).
+    path.write_text(yaml.safe_dump({"sglang_overrides": {"router": ROUTER, "prefill": env, "decode": env},
+                                    "sglang_watchdog_startup_grace": grace}), encoding="utf-8")
     return path
 
 
@@ -75,8 +78,9 @@ def main() -> None:
     if not os.environ.get("SGLANG_MOLECULE_WHEELHOUSE"):
         sys.exit("run through scripts/molecule.sh (MOLECULE_CMD=rollout): it creates the containers and the wheelhouse")
     with tempfile.TemporaryDirectory() as tmp:
-        quick = overlay(Path(tmp) / "quick.yml", 1)
-        slow = overlay(Path(tmp) / "slow.yml", args.delay)
+        grace = int(2 * args.delay) + 30  # the same in every run: only the servers' environment changes
+        quick = overlay(Path(tmp) / "quick.yml", 1, grace)
+        slow = overlay(Path(tmp) / "slow.yml", args.delay, grace)
         print(f"{'run':<44} {'wall s':>7} {'overhead s':>11} {'tasks':>6} {'changed':>8}", flush=True)
         for label, extra, flags, delay in (
                 ("first deploy", quick, (), None),

@@ -1,0 +1,44 @@
+# Copyright: ascend.sglang contributors
+# Apache License 2.0
+"""What ascend.sglang.sglang_units does to each of a host's units, decided from their systemd state.
+
+Pure and typed; no Ansible import (the module reads the states and runs the systemctl calls).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping, Sequence
+
+# A unit name as the renderer writes them: no option-like or path-like name reaches systemctl.
+UNIT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9:_.@-]*\.service")
+# UnitFileState values for which `systemctl is-enabled` succeeds: `enabled: true` has nothing to do
+# (what ansible.builtin.systemd_service decides from is-enabled).
+ENABLED = frozenset({"enabled", "enabled-runtime", "static", "alias", "indirect", "generated", "transient"})
+# ActiveState values of a unit that is running or on its way: `state: started` leaves it alone.
+RUNNING = frozenset({"active", "activating", "reloading"})
+PROPERTIES = "LoadState,ActiveState,UnitFileState"
+
+
+def bad_names(units: Sequence[Mapping[str, Any]]) -> list[str]:
+    return [str(u.get("unit")) for u in units if not UNIT_NAME.fullmatch(str(u.get("unit") or ""))]
+
+
+def unit_actions(units: Sequence[Mapping[str, Any]], states: Mapping[str, Mapping[str, str]]) -> list[dict[str, Any]]:
+    """Per unit, in the order given: {"unit", "enable": bool, "start": "restart" | "start" | None}.
+
+    A unit asked to restart is restarted whatever its state; another is started unless it runs; every unit
+    is enabled unless systemd says it is. A unit whose state is unknown (not loaded) is started and enabled:
+    systemctl then reports why it cannot be.
+    """
+    plan = []
+    for unit in units:
+        state = states.get(unit["unit"], {})
+        if unit.get("restart"):
+            start = "restart"
+        elif state.get("ActiveState") in RUNNING:
+            start = None
+        else:
+            start = "start"
+        plan.append({"unit": unit["unit"], "enable": state.get("UnitFileState") not in ENABLED, "start": start})
+    return plan
