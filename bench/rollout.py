@@ -13,6 +13,7 @@ test overlay, exactly as the scenario's converge does, and prints the wall time 
 Each line also gives the number of tasks the run went through and the PLAY RECAP's changed count.
 With --profile N, each run is followed by its N slowest tasks (ansible.posix.profile_tasks, which the Molecule
 venv's ansible package brings): where a rollout spends the time that is not the servers' start-up.
+With --log-dir DIR, each run's ansible-playbook output is kept there (run-1.log ... run-4.log).
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ def slowest(stdout: str) -> list[str]:
     return [m.group(1).strip() + f"  {m.group(2)} s" for m in re.finditer(r"^(.+?) -{2,} (\d+\.\d+)s$", summary, re.M)]
 
 
-def deploy(extra: Path, *flags: str, profile: int = 0) -> tuple[float, int, int, list[str]]:
+def deploy(extra: Path, *flags: str, profile: int = 0, log: Path | None = None) -> tuple[float, int, int, list[str]]:
     """Wall seconds, tasks run, changed count of the PLAY RECAP (summed over hosts), slowest tasks (--profile)."""
     argv = [shutil.which("ansible-playbook") or "ansible-playbook", "-i", str(SCENARIO / "inventory"),
             str(ROOT / "playbooks" / "deepseek_r1_pd32.yml"), "-e", f"@{SCENARIO.parent / 'shared' / 'vars' / 'overlay.yml'}",
@@ -63,6 +64,8 @@ def deploy(extra: Path, *flags: str, profile: int = 0) -> tuple[float, int, int,
     start = time.perf_counter()
     proc = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - start
+    if log is not None:
+        log.write_text(proc.stdout, encoding="utf-8")
     if proc.returncode != 0:
         sys.exit(f"{' '.join(argv)} failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-2000:]}")
     tasks = proc.stdout.count("\nTASK [")
@@ -74,6 +77,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--delay", type=float, default=30.0, help="start-up delay T of the restarted servers (s)")
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="print the N slowest tasks of each run")
+    parser.add_argument("--log-dir", type=Path, help="write each run's ansible-playbook output to run-<n>.log there")
     args = parser.parse_args()
     if not os.environ.get("SGLANG_MOLECULE_WHEELHOUSE"):
         sys.exit("run through scripts/molecule.sh (MOLECULE_CMD=rollout): it creates the containers and the wheelhouse")
@@ -82,12 +86,15 @@ def main() -> None:
         quick = overlay(Path(tmp) / "quick.yml", 1, grace)
         slow = overlay(Path(tmp) / "slow.yml", args.delay, grace)
         print(f"{'run':<44} {'wall s':>7} {'overhead s':>11} {'tasks':>6} {'changed':>8}", flush=True)
-        for label, extra, flags, delay in (
+        if args.log_dir:
+            args.log_dir.mkdir(parents=True, exist_ok=True)
+        for n, (label, extra, flags, delay) in enumerate((
                 ("first deploy", quick, (), None),
                 ("no-op re-run", quick, (), None),
                 ("--check --diff (no change)", quick, ("--check", "--diff"), None),
-                (f"restart every server, start-up T = {args.delay:g} s", slow, (), args.delay)):
-            wall, tasks, changed, top = deploy(extra, *flags, profile=args.profile)
+                (f"restart every server, start-up T = {args.delay:g} s", slow, (), args.delay)), 1):
+            log = args.log_dir / f"run-{n}.log" if args.log_dir else None
+            wall, tasks, changed, top = deploy(extra, *flags, profile=args.profile, log=log)
             overhead = f"{wall - delay:>11.1f}" if delay is not None else f"{'':>11}"
             print(f"{label:<44} {wall:>7.1f} {overhead} {tasks:>6} {changed:>8}", flush=True)
             for line in top:
