@@ -154,6 +154,15 @@ def router_view(plan: Mapping[str, Any], listing: Mapping[str, Any] | None, mini
 
 # ------------------------------------------------------------------------------------------ status
 
+def wait_target(service: Mapping[str, Any], readiness: bool) -> str | None:
+    """The URL a health wait polls for a planned service: its ``ready_url`` (a router's /readiness) when
+    ``readiness`` is asked and it has one, else its ``health_url``; None when it has neither (node ranks > 0
+    serve no HTTP: their unit must be active)."""
+    if readiness and service.get("ready_url"):
+        return str(service["ready_url"])
+    return str(service["health_url"]) if service.get("health_url") else None
+
+
 def parse_systemctl_show(text: str) -> dict[str, str]:
     """``systemctl show -p A,B unit`` output -> {A: value, B: value}."""
     props: dict[str, str] = {}

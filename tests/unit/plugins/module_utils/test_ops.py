@@ -7,7 +7,7 @@ import pytest
 
 from ansible_collections.ascend.sglang.plugins.module_utils._ops import (
     find_worker, format_duration, healthy, instances, job_failure, job_settled, parse_systemctl_show, render_table,
-    router_view, routers, status_rows, uptime_seconds, watchdog_lines, watchdog_text, worker_body,
+    router_view, routers, status_rows, uptime_seconds, wait_target, watchdog_lines, watchdog_text, worker_body,
 )
 from ansible_collections.ascend.sglang.plugins.plugin_utils._planner import plan
 from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import load_profile
@@ -200,3 +200,13 @@ def test_status_shows_the_watchdog_and_a_given_up_instance_is_unhealthy() -> Non
     assert watchdog_lines(observed) == [
         "d0 sglang-decode-i0-r0: healthy, 1 restarts",
         "d1 sglang-decode-i0-r1: GAVE UP after 3 restarts: rank 0 /health_generate failed 3 times in a row (last: HTTP 503)"]
+
+
+def test_wait_target_readiness_health_or_unit() -> None:
+    router = {"name": "r", "health_url": "http://h:1/health", "ready_url": "http://h:1/readiness"}
+    assert wait_target(router, True) == "http://h:1/readiness"
+    assert wait_target(router, False) == "http://h:1/health"
+    assert wait_target({"name": "p", "health_url": "http://h:2/health", "ready_url": None}, True) == "http://h:2/health"
+    # Node ranks > 0 serve no HTTP: their unit must be active.
+    assert wait_target({"name": "d-n1", "health_url": None}, True) is None
+    assert wait_target({"name": "d-n1"}, False) is None

@@ -1,0 +1,120 @@
+"""The sglang_wait_healthy module through real ansible-core, against HTTP servers on loopback: one that answers
+503 for its first requests and then 200 (a server starting up), one that never answers 200, one that hangs
+(accepts and never answers). The module never fails on an unhealthy service: it names them with their last
+status, after at most `retries` polls. Nothing here depends on how fast anything runs: the counts asserted are
+the servers' own, and the bound is in polls.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+
+pytestmark = pytest.mark.ansible
+
+
+class Server:
+    """GET /health: 503 for the first `warmup` requests, then 200 (warmup None: always 503)."""
+
+    def __init__(self, warmup: int | None) -> None:
+        self.requests = 0
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802
+                outer.requests += 1
+                ok = outer.warmup is not None and outer.requests > outer.warmup
+                self.send_response(200 if ok else 503)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, fmt: str, *args: object) -> None:
+                pass
+
+        self.warmup = warmup
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/health"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def servers():
+    made: list[Server] = []
+
+    def make(warmup: int | None) -> Server:
+        made.append(Server(warmup))
+        return made[-1]
+
+    yield make
+    for server in made:
+        server.close()
+
+
+def run_module(args: dict) -> dict:
+    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_LOAD_CALLBACK_PLUGINS="1",
+               ANSIBLE_STDOUT_CALLBACK="ansible.builtin.minimal", NO_PROXY="*", no_proxy="*")
+    proc = subprocess.run([str(BIN / "ansible"), "localhost", "-c", "local", "-m", "ascend.sglang.sglang_wait_healthy",
+                           "-a", json.dumps(args), "-e", f"ansible_python_interpreter={sys.executable}"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
+    head, sep, body = proc.stdout[proc.stdout.rfind("localhost | "):].partition(" => ")
+    assert sep and head.startswith("localhost |"), f"unexpected ansible output: {proc.stdout[-2000:]}{proc.stderr[-2000:]}"
+    result = json.loads(body)
+    result["failed"] = "FAILED" in head
+    return result
+
+
+def test_waits_for_every_service_and_names_the_unhealthy_ones(servers) -> None:
+    starting, broken = servers(3), servers(None)
+    # A port that accepts and never answers: the request's own timeout ends each poll.
+    hang = socket.socket()
+    hang.bind(("127.0.0.1", 0))
+    hang.listen(8)
+    try:
+        result = run_module({"services": [
+            {"name": "sglang-prefill-0", "health_url": starting.url},
+            {"name": "sglang-decode-0", "health_url": broken.url},
+            {"name": "sglang-router-0", "health_url": f"http://127.0.0.1:{hang.getsockname()[1]}/health",
+             "ready_url": None}],
+            "retries": 6, "delay": 0.1, "timeout": 1})
+    finally:
+        hang.close()
+    assert not result["failed"] and not result["changed"], result
+    assert result["unhealthy"] == ["sglang-decode-0", "sglang-router-0"]
+    rows = result["services"]
+    assert rows["sglang-prefill-0"]["healthy"] and rows["sglang-prefill-0"]["status"] == "200"
+    assert rows["sglang-prefill-0"]["waited_s"] is not None
+    # Healthy at its 4th request, then never asked again; the broken one was asked exactly `retries` times.
+    assert starting.requests == 4
+    assert broken.requests == 6
+    assert rows["sglang-decode-0"] == {"url": broken.url, "healthy": False, "status": "503", "waited_s": None}
+    assert rows["sglang-router-0"]["status"].startswith("no answer")
+
+
+def test_readiness_url_is_polled_where_asked(servers) -> None:
+    health, ready = servers(0), servers(None)
+    service = {"name": "sglang-router-0", "health_url": health.url, "ready_url": ready.url}
+    result = run_module({"services": [service], "retries": 2, "delay": 0})
+    assert result["unhealthy"] == ["sglang-router-0"] and ready.requests == 2 and health.requests == 0
+    result = run_module({"services": [service], "readiness": False, "retries": 2, "delay": 0})
+    assert result["unhealthy"] == [] and health.requests == 1
+
+
+@pytest.mark.parametrize("name", ["../x", "-a", "a b", ""])
+def test_names_that_are_not_services_are_refused(name) -> None:
+    result = run_module({"services": [{"name": name, "health_url": "http://127.0.0.1:1/health"}], "retries": 1})
+    assert result["failed"] and "not a service name" in result["msg"]
