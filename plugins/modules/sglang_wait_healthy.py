@@ -13,9 +13,9 @@ description:
     changes nothing. A service with a health URL is healthy when it answers HTTP 200 (a router's C(ready_url),
     its C(/readiness), when O(readiness) is true); one without (node ranks > 0 of a multi-node instance serve no
     HTTP) when C(systemctl is-active) says its unit is active.
-  - Never fails because a service is not healthy: it returns the services that are not in RV(unhealthy), with the
-    last status of each, so that the caller reports them all together (the role ascend.sglang.sglang_service
-    then reads their journal).
+  - Never fails because a service is not healthy. It returns those that were not in RV(unhealthy), with the last
+    status of each in RV(services), so that the caller reports them all together (the role
+    ascend.sglang.sglang_service then reads their journal).
   - Requests never go through a proxy from the environment (cluster-internal addresses).
 version_added: 0.4.0
 options:
