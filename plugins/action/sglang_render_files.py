@@ -133,6 +133,11 @@ class ActionModule(ActionBase):
         new_units = {row["service"] for row in result["files"] if row["kind"] == "watchdog_unit" and row["new"]}
         result["pause_watchdogs"] = [unit_name(name) for name in result["watched"]
                                      if name in result["restart"] and name not in new_units]
+        # Services about to restart whose unit was installed before: stopped on every host before any host starts
+        # one again. Restarted host by host, a new rank > 0 of a multi-node instance could join the old rank 0
+        # still running on another host, and hang there as SGLang does.
+        new_services = {row["service"] for row in result["files"] if row["kind"] == "unit" and row["new"]}
+        result["stop_services"] = [name + ".service" for name in result["restart"] if name not in new_services]
         return result
 
     def _report(self, result: dict, specs: list, paths: list, placed: dict) -> dict:

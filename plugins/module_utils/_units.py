@@ -17,6 +17,8 @@ UNIT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9:_.@-]*\.service")
 ENABLED = frozenset({"enabled", "enabled-runtime", "static", "alias", "indirect", "generated", "transient"})
 # ActiveState values of a unit that is running or on its way: `state: started` leaves it alone.
 RUNNING = frozenset({"active", "activating", "reloading"})
+# ActiveState values of a unit with nothing left to stop.
+STOPPED = frozenset({"inactive", "failed"})
 PROPERTIES = "LoadState,ActiveState,UnitFileState"
 
 
@@ -42,3 +44,10 @@ def unit_actions(units: Sequence[Mapping[str, Any]], states: Mapping[str, Mappin
             start = "start"
         plan.append({"unit": unit["unit"], "enable": state.get("UnitFileState") not in ENABLED, "start": start})
     return plan
+
+
+def units_to_stop(names: Sequence[str], states: Mapping[str, Mapping[str, str]]) -> list[str]:
+    """The units of ``names`` (in order) that systemd knows and that are not stopped yet."""
+    return [name for name in names
+            if states.get(name, {}).get("LoadState") not in (None, "not-found")
+            and states[name].get("ActiveState") not in STOPPED]

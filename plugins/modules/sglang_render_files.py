@@ -135,4 +135,15 @@ start:
   returned: deployment
   type: list
   elements: dict
+pause_watchdogs:
+  description: Watchdog units, installed before, of the services about to restart; stopped on every host first.
+  returned: deployment
+  type: list
+  elements: str
+stop_services:
+  description: Units, installed before, of the services about to restart; stopped on every host before any host
+    starts one again (a new rank > 0 of a multi-node instance must not join the old rank 0).
+  returned: deployment
+  type: list
+  elements: str
 """

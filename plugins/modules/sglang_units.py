@@ -9,7 +9,8 @@ DOCUMENTATION = r"""
 module: sglang_units
 short_description: Start, restart and enable a host's systemd units in one step, in order
 description:
-  - Optionally reloads systemd, then, for each unit in the order given, enables it unless systemd reports it
+  - Stops the units of O(stop) that run, in order; then optionally reloads systemd, then, for each unit of O(units)
+    in the order given, enables it unless systemd reports it
     enabled and restarts it (O(units[].restart)) or starts it unless it is active or activating; what
     M(ansible.builtin.systemd_service) does with C(state=started|restarted) and C(enabled=true), for a list of
     units in one module call.
@@ -19,11 +20,16 @@ description:
     files; that module's C(start) and C(daemon_reload) results are this module's O(units) and O(daemon_reload).
 version_added: 0.4.0
 options:
+  stop:
+    description: Units to stop first, in order. A unit systemd does not know, or that is not running, is left alone.
+    type: list
+    elements: str
+    default: []
   units:
     description: The units, in the order they are to be (re)started.
     type: list
     elements: dict
-    required: true
+    default: []
     suboptions:
       unit:
         description: Unit name ending in C(.service).
@@ -49,6 +55,10 @@ author:
 """
 
 EXAMPLES = r"""
+- name: Stop these first (on every host, before the next task starts any)
+  ascend.sglang.sglang_units:
+    stop: [sglang-watchdog-sglang-decode-0.service, sglang-decode-0.service]
+
 - name: The services, then their watchdogs
   ascend.sglang.sglang_units:
     daemon_reload: true
@@ -59,6 +69,11 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+stopped:
+  description: The units of O(stop) that were (or in check mode would be) stopped, in order.
+  returned: always
+  type: list
+  elements: str
 units:
   description: One entry per unit, in the order given.
   returned: always
@@ -79,13 +94,14 @@ units:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.ascend.sglang.plugins.module_utils._ops import parse_systemctl_show
-from ansible_collections.ascend.sglang.plugins.module_utils._units import PROPERTIES, bad_names, unit_actions
+from ansible_collections.ascend.sglang.plugins.module_utils._units import PROPERTIES, bad_names, unit_actions, units_to_stop
 
 
 def main() -> None:
     module = AnsibleModule(
         argument_spec={
-            "units": {"type": "list", "elements": "dict", "required": True, "options": {
+            "stop": {"type": "list", "elements": "str", "default": []},
+            "units": {"type": "list", "elements": "dict", "default": [], "options": {
                 "unit": {"type": "str", "required": True},
                 "restart": {"type": "bool", "default": False},
                 "new_unit": {"type": "bool", "default": False}}},
@@ -94,7 +110,7 @@ def main() -> None:
         supports_check_mode=True,
     )
     units = module.params["units"]
-    bad = bad_names(units)
+    bad = bad_names(units + [{"unit": name} for name in module.params["stop"]])
     if bad:
         module.fail_json(msg=f"not a unit name ending in .service: {', '.join(bad)}")
     systemctl = module.get_bin_path("systemctl", required=True)
@@ -105,16 +121,23 @@ def main() -> None:
             raise RuntimeError(f"systemctl {' '.join(args)} failed (rc {rc}): {(stderr or stdout).strip()}")
         return stdout
 
+    def state_of(unit: str) -> dict:
+        return parse_systemctl_show(systemctl_run("show", "--property=" + PROPERTIES, "--", unit))
+
     done: list[dict] = []
+    stopped: list[str] = []
     try:
+        for unit in units_to_stop(module.params["stop"], {name: state_of(name) for name in module.params["stop"]}):
+            if not module.check_mode:
+                systemctl_run("stop", "--", unit)
+            stopped.append(unit)
         if module.params["daemon_reload"] and not module.check_mode:
             systemctl_run("daemon-reload")
         states = {}
         for unit in units:
             # A unit file new in check mode was not written: systemd knows nothing of it yet.
             if not (module.check_mode and unit["new_unit"]):
-                states[unit["unit"]] = parse_systemctl_show(systemctl_run("show", "--property=" + PROPERTIES,
-                                                                          "--", unit["unit"]))
+                states[unit["unit"]] = state_of(unit["unit"])
         for step in unit_actions(units, states):
             if not module.check_mode:
                 if step["enable"]:
@@ -123,8 +146,9 @@ def main() -> None:
                     systemctl_run(step["start"], "--", step["unit"])
             done.append({"unit": step["unit"], "enabled": step["enable"], "action": step["start"] or "none"})
     except RuntimeError as exc:
-        module.fail_json(msg=str(exc), units=done)
-    module.exit_json(changed=any(u["enabled"] or u["action"] != "none" for u in done), units=done)
+        module.fail_json(msg=str(exc), stopped=stopped, units=done)
+    module.exit_json(changed=bool(stopped) or any(u["enabled"] or u["action"] != "none" for u in done),
+                     stopped=stopped, units=done)
 
 
 if __name__ == "__main__":

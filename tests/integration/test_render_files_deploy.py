@@ -71,13 +71,18 @@ def test_deploy_mode_writes_reports_and_restarts_like_the_template_tasks(tmp_pat
         want.update({f"etc/{SERVICE['name']}.secrets": 0o600, f"etc/{OTHER['name']}.secrets": 0o600})
     assert modes == want
     assert first["watched"] == [SERVICE["name"]] and first["daemon_reload"]
+    # New units: nothing installed before to stop first.
+    assert first["stop_services"] == [] and first["pause_watchdogs"] == []
 
     second, _unused = run(tmp_path, [SERVICE, OTHER])
     assert not second["changed"] and second["restart"] == [] and not second["daemon_reload"]
+    assert second["stop_services"] == [] and second["pause_watchdogs"] == []
     assert [item["restart"] for item in second["start"]] == [False, False, False]
 
     changed = dict(OTHER, env={"HCCL_BUFFSIZE": "700"})
     third, text = run(tmp_path, [SERVICE, changed], "--diff")
     assert third["restart"] == [OTHER["name"]] and third["changed_units"] == [] and not third["daemon_reload"]
+    # Installed before and about to restart: stopped on every host before any starts again.
+    assert third["stop_services"] == [OTHER["name"] + ".service"]
     assert "700" not in text
     assert (tmp_path / "etc" / f"{OTHER['name']}.env").read_text().count("HCCL_BUFFSIZE=700") == 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.ascend.sglang.plugins.module_utils._ops import parse_systemctl_show
-from ansible_collections.ascend.sglang.plugins.module_utils._units import PROPERTIES, bad_names, unit_actions
+from ansible_collections.ascend.sglang.plugins.module_utils._units import PROPERTIES, bad_names, unit_actions, units_to_stop
 
 RUNNING = {"LoadState": "loaded", "ActiveState": "active", "UnitFileState": "enabled"}
 
@@ -60,3 +60,11 @@ def test_names_that_never_reach_systemctl(name):
 def test_unit_names_the_renderer_writes_pass():
     assert bad_names([{"unit": "sglang-prefill-0.service"}, {"unit": "sglang-watchdog-sglang-decode-0-n1.service"},
                       {"unit": "sglang-router@r0.service"}]) == []
+
+
+def test_only_known_running_units_are_stopped_in_order():
+    states = {"a.service": RUNNING, "b.service": {**RUNNING, "ActiveState": "failed"},
+              "c.service": {"LoadState": "not-found", "ActiveState": "inactive"},
+              "d.service": {**RUNNING, "ActiveState": "activating"}, "e.service": {**RUNNING, "ActiveState": "inactive"}}
+    assert units_to_stop(["d.service", "a.service", "b.service", "c.service", "e.service", "f.service"],
+                         states) == ["d.service", "a.service"]
