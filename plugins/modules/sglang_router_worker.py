@@ -19,8 +19,8 @@ description:
     A job that failed before its change took effect is submitted again. A removal that failed after the worker was
     removed is reported with a warning (the router skipped only re-initialising the other workers' cache-aware
     policies). An addition that failed after the worker was listed (its tokenizer and policy steps skipped) is
-    undone and submitted again, after a pause that doubles with each failure (0.25 s to 4 s: failures come in bursts
-    on a busy router host). At most O(max_attempts) job failures are tolerated.
+    undone and submitted again. Each resubmission waits a pause that doubles with each failure, from 0.25 s to 4 s
+    (on a busy router host the failures come in bursts). At most O(max_attempts) job failures are tolerated.
   - C(changed) only when a worker was removed or added. In check mode nothing is sent beyond the lookup.
   - A C(--mini-lb) router has no worker API; the module fails saying so (the restart playbook does not call it
     for such routers).
