@@ -3,6 +3,7 @@ heals. POSTs /generate every SPACING_S seconds (each bounded by 20 s: a hung ins
 STOP_FILE exists, then sends FINAL more requests; bounded by TIMEOUT_S in all. Prints JSON:
 {"requests": [{"start", "end", "status"}...], "final": [...same...], "stopped": bool}; times are epoch seconds.
     fault_load.py BASE_URL STOP_FILE FINAL SPACING_S TIMEOUT_S"""
+import http.client
 import json
 import os
 import sys
@@ -26,8 +27,10 @@ def one():
             status = r.status
     except urllib.error.HTTPError as e:
         status = e.code
-    except OSError as e:
-        status = f"error: {e}"
+    except (OSError, http.client.HTTPException) as e:
+        # A connection the router or an instance drops mid-answer (IncompleteRead, BadStatusLine) is a
+        # failed request like any other: the loop records it and goes on, it never dies of it.
+        status = f"error: {type(e).__name__}: {e}"
     return {"start": round(start, 3), "end": round(time.time(), 3), "status": status}
 
 
