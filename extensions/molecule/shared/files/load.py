@@ -5,6 +5,7 @@ GET /workers to follow WORKER_URL: it stops once it saw that worker leave and co
 MIN_REQUESTS were sent, or at the deadline (TIMEOUT_S), whichever comes first. Prints JSON:
 {"codes": {status: count}, "failures": [...], "requests", "saw_removed", "saw_back", "seconds"}.
     load.py BASE_URL WORKER_URL [MIN_REQUESTS] [SPACING_S] [TIMEOUT_S]"""
+import http.client
 import json
 import sys
 import time
@@ -29,7 +30,7 @@ def worker_state():
     try:
         with opener.open(base + "/workers", timeout=5) as r:
             listing = json.loads(r.read())
-    except (OSError, ValueError):
+    except (OSError, ValueError, http.client.HTTPException):
         return None
     for w in listing.get("workers") or []:
         if str(w.get("url", "")).rstrip("/") == worker_url:
@@ -48,9 +49,10 @@ while time.time() < deadline:
     except urllib.error.HTTPError as e:
         code = e.code
         failures.append({"at_s": round(t0 - start, 2), "status": e.code, "body": e.read().decode("utf-8", "replace")[:300]})
-    except OSError as e:
+    except (OSError, http.client.HTTPException) as e:
+        # Dropped mid-answer (IncompleteRead, BadStatusLine): a failed request, never the end of the loop.
         code = "error"
-        failures.append({"at_s": round(t0 - start, 2), "status": None, "error": str(e)})
+        failures.append({"at_s": round(t0 - start, 2), "status": None, "error": f"{type(e).__name__}: {e}"})
     sent += 1
     codes[str(code)] = codes.get(str(code), 0) + 1
     state = worker_state()
