@@ -5,7 +5,9 @@ plugins/module_utils/_ops.py (pure, unit-tested)."""
 
 from __future__ import annotations
 
-from ansible_collections.ascend.sglang.plugins.module_utils._ops import instances, routers, watchdog_lines
+from ansible_collections.ascend.sglang.plugins.module_utils._ops import (
+    instances, routers, watchdog_lines, without_env,
+)
 
 
 def sglang_instances(plan):
@@ -23,7 +25,12 @@ def sglang_watchdog_lines(status_by_host):
     return watchdog_lines(status_by_host)
 
 
+def sglang_without_env(services):
+    """The services without their environment, for the modules that probe them (status, doctor, health wait)."""
+    return without_env(services)
+
+
 class FilterModule:
     def filters(self):
         return {"sglang_instances": sglang_instances, "sglang_routers": sglang_routers,
-                "sglang_watchdog_lines": sglang_watchdog_lines}
+                "sglang_watchdog_lines": sglang_watchdog_lines, "sglang_without_env": sglang_without_env}

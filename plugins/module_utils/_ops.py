@@ -47,6 +47,12 @@ def _services(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def without_env(services: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Services as a module that probes them needs them: everything but the environment, whose values a
+    module's arguments would show (-vvv, the host's journal) where plan.yml keeps them out of the log."""
+    return [{k: v for k, v in svc.items() if k != "env"} for svc in services or []]
+
+
 def routers(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The router services, each with ``base_url`` and ``mini_lb`` (no worker API)."""
     out = []

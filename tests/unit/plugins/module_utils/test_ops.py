@@ -7,7 +7,8 @@ import pytest
 
 from ansible_collections.ascend.sglang.plugins.module_utils._ops import (
     find_worker, format_duration, healthy, instances, job_failure, job_settled, parse_systemctl_show, render_table,
-    router_view, routers, status_rows, uptime_seconds, wait_target, watchdog_lines, watchdog_text, worker_body,
+    router_view, routers, status_rows, uptime_seconds, wait_target, watchdog_lines, watchdog_text, without_env,
+    worker_body,
 )
 from ansible_collections.ascend.sglang.plugins.plugin_utils._planner import plan
 from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import load_profile
@@ -210,3 +211,13 @@ def test_wait_target_readiness_health_or_unit() -> None:
     # Node ranks > 0 serve no HTTP: their unit must be active.
     assert wait_target({"name": "d-n1", "health_url": None}, True) is None
     assert wait_target({"name": "d-n1"}, False) is None
+
+
+def test_services_without_env_keep_everything_else() -> None:
+    services = PD["hosts"]["d0"]["services"]
+    assert services[0]["env"], "the decode rank's plan carries an environment"
+    stripped = without_env(services)
+    assert [("env" in s) for s in stripped] == [False] * len(services)
+    assert [{k: v for k, v in s.items() if k != "env"} for s in services] == stripped
+    assert "env" in services[0]  # the plan itself is left as it is
+    assert without_env(None) == []

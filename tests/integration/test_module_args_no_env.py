@@ -1,0 +1,51 @@
+"""The plan's services carry each service's environment, which plan.yml keeps out of the log. A module's
+arguments are shown at -vvv and logged in the host's journal, so every task of the playbooks and roles that
+hands planned services to a module passes them through ascend.sglang.sglang_without_env, or runs with no_log."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterator
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+TASK_FILES = sorted([*ROOT.glob("playbooks/*.yml"), *ROOT.glob("playbooks/tasks/*.yml"),
+                     *ROOT.glob("roles/*/tasks/*.yml")])
+
+
+def tasks(node: Any) -> Iterator[dict[str, Any]]:
+    """Every task of a playbook or task file, blocks and their rescue/always included."""
+    if isinstance(node, list):
+        for item in node:
+            yield from tasks(item)
+    elif isinstance(node, dict):
+        if any(k in node for k in ("tasks", "pre_tasks", "post_tasks", "handlers", "block", "rescue", "always")):
+            for key in ("tasks", "pre_tasks", "post_tasks", "handlers", "block", "rescue", "always"):
+                yield from tasks(node.get(key))
+        else:
+            yield node
+
+
+def service_tasks() -> list[tuple[str, str, dict[str, Any]]]:
+    found = []
+    for path in TASK_FILES:
+        for task in tasks(yaml.safe_load(path.read_text(encoding="utf-8"))):
+            for key, args in task.items():
+                if key.startswith("ascend.sglang.") and isinstance(args, dict) and "services" in args:
+                    found.append((str(path.relative_to(ROOT)), task.get("name", "?"), dict(task, __args=args)))
+    return found
+
+
+def test_the_check_sees_the_tasks_that_hand_services_to_modules() -> None:
+    names = {(path, name) for path, name, _ in service_tasks()}
+    assert any(p == "playbooks/status.yml" for p, _ in names), names
+    assert any(p == "playbooks/doctor.yml" for p, _ in names), names
+    assert any(p == "roles/sglang_service/tasks/wait_healthy.yml" for p, _ in names), names
+
+
+def test_no_module_receives_a_services_environment() -> None:
+    leaking = [f"{path}: {name}" for path, name, task in service_tasks()
+               if "ascend.sglang.sglang_without_env" not in str(task["__args"]["services"])
+               and task.get("no_log") is not True]
+    assert not leaking, "hand services through ascend.sglang.sglang_without_env (or no_log): " + "; ".join(leaking)
