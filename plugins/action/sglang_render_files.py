@@ -110,16 +110,22 @@ class ActionModule(ActionBase):
             if spec.owner:
                 entry.update(owner=spec.owner, group=spec.group)
             files.append(entry)
+        services = [s["name"] for s in host_plan.get("services") or [] if roles is None or s.get("role") in roles]
+        # Watchdog units of these services that get none now (an earlier deployment's): looked for in the same call.
+        watched = {spec.service for spec in specs if spec.kind == "watchdog_unit"}
+        unwatched = {os.path.join(str(cfg["systemd_dir"]), unit_name(name)): name
+                     for name in services if name not in watched}
         placed = self._execute_module(
             module_name="ascend.sglang.sglang_place_files",
-            module_args={"directories": [{"path": d, "mode": "0755"} for d in directories], "files": files},
+            module_args={"directories": [{"path": d, "mode": "0755"} for d in directories], "files": files,
+                         "probe": list(unwatched)},
             task_vars=task_vars)
         placed.pop("invocation", None)
         if placed.get("failed"):
             result.update(failed=True, msg=placed.get("msg", "placing the files failed"))
             return result
         self._report(result, specs, paths, placed)
-        services = [s["name"] for s in host_plan.get("services") or [] if roles is None or s.get("role") in roles]
+        result["stale_watchdogs"] = [unwatched[path] for path in placed.get("present") or [] if path in unwatched]
         restart = services if boolean(args.get("restart_all", False), strict=False) else result["changed_services"]
         result["restart"] = [name for name in services if name in restart]
         result["start"] = (

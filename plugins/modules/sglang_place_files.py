@@ -58,6 +58,14 @@ options:
       group:
         description: Group name (unset - left as created).
         type: str
+  probe:
+    description:
+      - Paths to look for, read-only (nothing is created or removed); those that exist are returned in RV(present).
+      - Saves the caller a round trip, e.g. M(ascend.sglang.sglang_render_files) finds here the watchdog units left
+        from an earlier deployment for services that no longer get one.
+    type: list
+    elements: path
+    default: []
 extends_documentation_fragment:
   - ascend.sglang.attributes.host
 attributes:
@@ -100,6 +108,11 @@ files:
     new:
       description: Whether there was no file at its path before.
       type: bool
+present:
+  description: The paths of O(probe) that exist (a broken symbolic link counts), in the order given.
+  returned: always
+  type: list
+  elements: str
 directories:
   description: One entry per directory, in the order given.
   returned: always
@@ -113,6 +126,8 @@ directories:
       description: Whether it was (or would be) created or its mode set.
       type: bool
 """
+
+import os
 
 from ansible.module_utils.basic import AnsibleModule
 
@@ -136,6 +151,7 @@ def main() -> None:
                     "group": {"type": "str"}},
                 "required_one_of": [["content", "secret_content"]],
                 "mutually_exclusive": [["content", "secret_content"]]},
+            "probe": {"type": "list", "elements": "path", "default": []},
         },
         supports_check_mode=True,
     )
@@ -150,6 +166,7 @@ def main() -> None:
         result = place_all(directories, files, module.check_mode, module._diff)
     except (OSError, KeyError, ValueError) as exc:
         module.fail_json(msg=f"placing the files failed: {exc}")
+    result["present"] = [path for path in module.params["probe"] if os.path.lexists(path)]
     diff = result.pop("diff")
     if diff:
         result["diff"] = diff

@@ -146,4 +146,10 @@ stop_services:
   returned: deployment
   type: list
   elements: str
+stale_watchdogs:
+  description: Services of these roles that get no watchdog now but whose watchdog unit an earlier deployment left
+    on the host (looked for in the same module call); the role stops and removes those watchdogs.
+  returned: deployment
+  type: list
+  elements: str
 """

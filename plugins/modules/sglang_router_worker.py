@@ -31,24 +31,44 @@ options:
     type: str
     required: true
   url:
-    description: The worker's URL as the router knows it (the plan's rank-0 C(http://host:port)).
+    description:
+      - The worker's URL as the router knows it (the plan's rank-0 C(http://host:port)).
+      - Exactly one of O(url) and O(workers) is required.
     type: str
-    required: true
   worker_type:
-    description: C(regular) (PD-mixed), C(prefill) or C(decode).
+    description: C(regular) (PD-mixed), C(prefill) or C(decode), with O(url).
     type: str
     choices: [regular, prefill, decode]
     default: regular
   bootstrap_port:
-    description: The prefill worker's disaggregation bootstrap port.
+    description: The prefill worker's disaggregation bootstrap port, with O(url).
     type: int
+  workers:
+    description:
+      - Several workers brought to the same O(state) in one call, one after the other, after one look at the
+        router's list (a deployment registers every planned instance with one call per router).
+    type: list
+    elements: dict
+    suboptions:
+      url:
+        description: As O(url).
+        type: str
+        required: true
+      worker_type:
+        description: As O(worker_type).
+        type: str
+        choices: [regular, prefill, decode]
+        default: regular
+      bootstrap_port:
+        description: As O(bootstrap_port).
+        type: int
   state:
     description: C(absent) takes the worker out, C(present) puts it back and waits until it is healthy.
     type: str
     choices: [present, absent]
     default: present
   wait_timeout:
-    description: Seconds to wait for the router to apply the change.
+    description: Seconds to wait for the router to apply the change of each worker.
     type: int
     default: 300
   max_attempts:
@@ -74,25 +94,41 @@ EXAMPLES = r"""
     bootstrap_port: 8998
     state: absent
   delegate_to: router-0
+
+- name: Register two instances with the router of this host (one look at its list, then what is missing)
+  ascend.sglang.sglang_router_worker:
+    router_url: http://127.0.0.1:6688
+    workers:
+      - url: http://198.51.100.11:8000
+        worker_type: prefill
+        bootstrap_port: 8998
+      - url: http://198.51.100.13:8001
+        worker_type: decode
 """
 
 RETURN = r"""
 worker:
   description: The router's record of the worker after the change (C(id), C(url), C(worker_type), C(is_healthy), ...);
-    empty when absent.
+    empty when absent. With O(workers), the record of the last one.
   returned: always
   type: dict
+workers:
+  description: The router's record of each worker of O(workers) (or of O(url)) after the change, in order; empty
+    dicts for the absent ones.
+  returned: always
+  type: list
+  elements: dict
 waited_s:
   description: Seconds spent waiting for the router.
   returned: always
   type: float
 attempts:
-  description: How many changes were submitted (0 when nothing had to be sent); more than one when the router
-    reported jobs failed.
+  description: How many changes were submitted (0 when nothing had to be sent); more than one per worker when the
+    router reported jobs failed.
   returned: always
   type: int
 job_failures:
-  description: The router's messages for every job of this change that it reported failed, in order.
+  description: The router's messages for every job of these changes that it reported failed, in order.
   returned: always
   type: list
   elements: str
@@ -124,22 +160,31 @@ def _call(module, method, url, body=None):
 
 
 def main():
+    one_worker = {
+        "worker_type": {"type": "str", "default": "regular", "choices": ["regular", "prefill", "decode"]},
+        "bootstrap_port": {"type": "int"},
+    }
     module = AnsibleModule(
         argument_spec={
             "router_url": {"type": "str", "required": True},
-            "url": {"type": "str", "required": True},
-            "worker_type": {"type": "str", "default": "regular", "choices": ["regular", "prefill", "decode"]},
-            "bootstrap_port": {"type": "int"},
+            "url": {"type": "str"},
+            **one_worker,
+            "workers": {"type": "list", "elements": "dict",
+                        "options": {"url": {"type": "str", "required": True}, **one_worker}},
             "state": {"type": "str", "default": "present", "choices": ["present", "absent"]},
             "wait_timeout": {"type": "int", "default": 300},
             "max_attempts": {"type": "int", "default": 5},
             "timeout": {"type": "int", "default": 10},
         },
+        required_one_of=[["url", "workers"]],
+        mutually_exclusive=[["url", "workers"]],
         supports_check_mode=True,
     )
     p = module.params
     base = p["router_url"].rstrip("/")
     wanted_absent = p["state"] == "absent"
+    wanted = p["workers"] if p["workers"] is not None else [
+        {"url": p["url"], "worker_type": p["worker_type"], "bootstrap_port": p["bootstrap_port"]}]
     start = time.monotonic()
     failures = []
     submissions = []  # "add" / "remove", in the order sent
@@ -151,52 +196,60 @@ def main():
         module.fail_json(msg=msg, worker=worker or {}, waited_s=waited(), attempts=len(submissions),
                          job_failures=failures)
 
-    def lookup():
-        code, listing = _call(module, "GET", base + "/workers")
+    def listing():
+        code, answer = _call(module, "GET", base + "/workers")
         if code == 404:
             module.fail_json(msg=f"{base} has no worker API (GET /workers: 404): a --mini-lb router cannot "
                                  "take workers out; restart without the router step")
         if code != 200:
             module.fail_json(msg=f"GET {base}/workers answered {code}")
-        return find_worker(listing, p["url"])
+        return answer
 
     def holds(worker, absent):
         return (worker is None) if absent else (worker is not None and bool(worker.get("is_healthy")))
 
-    def poll(what, done):
-        """Polls ``done()`` (a value, or None while not there) until it answers, bounded by wait_timeout."""
-        polls = 0
-        while True:
-            value = done()
-            if value is not None:
-                return value
-            if time.monotonic() - start > p["wait_timeout"]:
-                give_up(f"router did not {what} {p['url']} within {p['wait_timeout']} s", lookup())
-            # A change takes the router milliseconds when nothing waits on the worker: poll soon, then every second.
-            time.sleep(min(1.0, 0.1 * 2 ** polls))
-            polls += 1
+    def converge(want, absent, began, mine):
+        """Submits the change of one worker until the router reports it done; returns the failure message of a
+        job that failed after its change took effect (None when the last job succeeded). ``began`` and ``mine``
+        (this worker's job failures) span every call for one worker: wait_timeout and max_attempts bound each
+        worker, the take-out-and-add-again of a late failure included."""
+        url = want["url"]
 
-    def submit(worker, absent):
-        """Queues one change and waits until its job settled; returns the router's failure message or None."""
-        if absent:
-            code, answer = _call(module, "DELETE", f"{base}/workers/{worker['id']}")
-            accepted = (200, 202, 204, 404)  # 404: removed meanwhile
-        else:
-            code, answer = _call(module, "POST", base + "/workers",
-                                 worker_body(p["url"], p["worker_type"], p["bootstrap_port"]))
-            accepted = (200, 201, 202)
-        submissions.append("remove" if absent else "add")
-        if code not in accepted:
-            give_up(f"router refused the change: HTTP {code} {answer}", worker)
-        job_id = answer.get("worker_id") or (worker["id"] if absent else None)
-        if not job_id:
-            return None
-        record = poll("finish the job to " + submissions[-1], lambda: _settled(module, base, job_id))
-        return job_failure(record)
+        def lookup():
+            return find_worker(listing(), url)
 
-    def converge(absent):
-        """Submits the change until the router reports it done; returns the failure message of a job that
-        failed after its change took effect (None when the last job succeeded)."""
+        def poll(what, done):
+            """Polls ``done()`` (a value, or None while not there) until it answers, bounded by wait_timeout."""
+            polls = 0
+            while True:
+                value = done()
+                if value is not None:
+                    return value
+                if time.monotonic() - began > p["wait_timeout"]:
+                    give_up(f"router did not {what} {url} within {p['wait_timeout']} s", lookup())
+                # A change takes the router milliseconds when nothing waits on the worker: poll soon, then every
+                # second.
+                time.sleep(min(1.0, 0.1 * 2 ** polls))
+                polls += 1
+
+        def submit(worker):
+            """Queues one change and waits until its job settled; returns the router's failure message or None."""
+            if absent:
+                code, answer = _call(module, "DELETE", f"{base}/workers/{worker['id']}")
+                accepted = (200, 202, 204, 404)  # 404: removed meanwhile
+            else:
+                code, answer = _call(module, "POST", base + "/workers",
+                                     worker_body(url, want["worker_type"], want["bootstrap_port"]))
+                accepted = (200, 201, 202)
+            submissions.append("remove" if absent else "add")
+            if code not in accepted:
+                give_up(f"router refused the change: HTTP {code} {answer}", worker)
+            job_id = answer.get("worker_id") or (worker["id"] if absent else None)
+            if not job_id:
+                return None
+            record = poll("finish the job to " + submissions[-1], lambda: _settled(module, base, job_id))
+            return job_failure(record)
+
         while True:
             worker = lookup()
             if holds(worker, absent):
@@ -205,35 +258,42 @@ def main():
                 # Listed, not yet healthy (added by someone else or still starting): wait, send nothing.
                 poll("see healthy", lambda: True if holds(lookup(), False) else None)
                 return None
-            failure = submit(worker, absent)
+            failure = submit(worker)
             if failure is None:
                 poll("remove" if absent else "add", lambda: True if holds(lookup(), absent) else None)
                 return None
             failures.append(failure)
-            if len(failures) >= p["max_attempts"]:
-                give_up(f"router failed to {'remove' if absent else 'add'} {p['url']} {len(failures)} times: "
+            mine.append(failure)
+            if len(mine) >= p["max_attempts"]:
+                give_up(f"router failed to {'remove' if absent else 'add'} {url} {len(mine)} times: "
                         f"{failure}", lookup())
             if holds(lookup(), absent):
                 return failure
             # The failed job changed nothing: submit it again, after a pause (bounded by the attempts).
-            time.sleep(min(4.0, 0.25 * 2 ** (len(failures) - 1)))
+            time.sleep(min(4.0, 0.25 * 2 ** (len(mine) - 1)))
 
-    current = lookup()
-    if holds(current, wanted_absent) or module.check_mode:
-        module.exit_json(changed=not holds(current, wanted_absent), worker=current or {}, waited_s=0.0,
-                         attempts=0, job_failures=[])
-    late = converge(wanted_absent)
-    while late and not wanted_absent:
-        # The worker is listed, but the router stopped its registration before the tokenizer and policy steps:
-        # take it out and add it again, so that it is registered whole.
-        converge(True)
-        late = converge(False)
-    if late:
-        module.warn(f"sglang-router removed {p['url']} but reported the job failed ({late}): only the "
-                    "re-initialisation of the other workers' cache-aware policies was skipped")
-    current = lookup()
-    module.exit_json(changed=bool(submissions), worker=current or {}, waited_s=waited(), attempts=len(submissions),
-                     job_failures=failures)
+    # One look at the router's list decides which workers need a change at all.
+    current = listing()
+    todo = [want for want in wanted if not holds(find_worker(current, want["url"]), wanted_absent)]
+    if not todo or module.check_mode:
+        records = [find_worker(current, want["url"]) or {} for want in wanted]
+        module.exit_json(changed=bool(todo), worker=records[-1] if records else {}, workers=records,
+                         waited_s=0.0, attempts=0, job_failures=[])
+    for want in todo:
+        began, mine = time.monotonic(), []
+        late = converge(want, wanted_absent, began, mine)
+        while late and not wanted_absent:
+            # The worker is listed, but the router stopped its registration before the tokenizer and policy
+            # steps: take it out and add it again, so that it is registered whole.
+            converge(want, True, began, mine)
+            late = converge(want, False, began, mine)
+        if late:
+            module.warn(f"sglang-router removed {want['url']} but reported the job failed ({late}): only the "
+                        "re-initialisation of the other workers' cache-aware policies was skipped")
+    current = listing()
+    records = [find_worker(current, want["url"]) or {} for want in wanted]
+    module.exit_json(changed=bool(submissions), worker=records[-1] if records else {}, workers=records,
+                     waited_s=waited(), attempts=len(submissions), job_failures=failures)
 
 
 def _settled(module, base, job_id):

@@ -29,7 +29,7 @@ SERVICE = {"name": "sglang-decode-i0-r0", "role": "decode", "instance": 0, "node
 OTHER = dict(SERVICE, name="sglang-decode-i1-r0", instance=1, nnodes=1, env={"HCCL_BUFFSIZE": "600"})
 
 
-def run(tmp: Path, services: list, *flags: str) -> tuple[dict, str]:
+def run(tmp: Path, services: list, *flags: str, settings: dict | None = None) -> tuple[dict, str]:
     plan = {"profile": "p", "hosts": {"h": {"services": services}}}
     out = tmp / "result.json"
     book = [{"hosts": "h", "gather_facts": False, "connection": "local",
@@ -37,7 +37,7 @@ def run(tmp: Path, services: list, *flags: str) -> tuple[dict, str]:
                  {"name": "files", "ascend.sglang.sglang_render_files": {
                      "plan": plan, "roles": ["decode"], "secrets": {"decode": {"--api-key": "api-key-value"}},
                      "settings": {"etc_dir": str(tmp / "etc"), "libexec_dir": str(tmp / "libexec"),
-                                  "systemd_dir": str(tmp / "systemd")}},
+                                  "systemd_dir": str(tmp / "systemd"), **(settings or {})}},
                   "register": "r"},
                  {"name": "keep", "delegate_to": "localhost", "ansible.builtin.copy": {
                      "content": "{{ r | to_json }}", "dest": str(out), "mode": "0600"}, "check_mode": False,
@@ -86,3 +86,11 @@ def test_deploy_mode_writes_reports_and_restarts_like_the_template_tasks(tmp_pat
     assert third["stop_services"] == [OTHER["name"] + ".service"]
     assert "700" not in text
     assert (tmp_path / "etc" / f"{OTHER['name']}.env").read_text().count("HCCL_BUFFSIZE=700") == 1
+    assert third["stale_watchdogs"] == []
+
+    # Watchdogs switched off: the renderer finds the one an earlier run installed (the role removes it); check
+    # mode looks too, and neither removes anything itself.
+    for flags in (("--check",), ()):
+        off, _unused = run(tmp_path, [SERVICE, changed], *flags, settings={"watchdog_enabled": False})
+        assert off["stale_watchdogs"] == [SERVICE["name"]] and off["watched"] == []
+        assert (tmp_path / "systemd" / f"sglang-watchdog-{SERVICE['name']}.service").exists()

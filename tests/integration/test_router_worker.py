@@ -105,7 +105,8 @@ def pd_router(tmp_path_factory):
         for url, kind, port in ((f"http://127.0.0.1:{p_port}", "prefill", boot), (f"http://127.0.0.1:{d_port}", "decode", None)):
             res = run_module({"router_url": base, "url": url, "worker_type": kind, "bootstrap_port": port})
             assert not res.get("failed"), res
-        yield {"base": base, "prefill": f"http://127.0.0.1:{p_port}", "bootstrap_port": boot, "log": router_log,
+        yield {"base": base, "prefill": f"http://127.0.0.1:{p_port}", "decode": f"http://127.0.0.1:{d_port}",
+               "bootstrap_port": boot, "log": router_log,
                "prefill_requests": state / f"pid-{procs[0].pid}.requests.jsonl"}
     finally:
         for proc in procs:
@@ -220,6 +221,31 @@ def test_nothing_to_do_is_not_a_change(pd_router) -> None:
     res = run_module(dict(common, state="absent"), check=True)
     assert not res.get("failed") and res["changed"] and res["attempts"] == 0
     assert pd_router["prefill"] in {w["url"] for w in get_json(pd_router["base"] + "/workers")[1]["workers"]}
+
+
+def test_several_workers_in_one_call(pd_router) -> None:
+    # What the router role sends: every planned instance, one call per router, one look at its list first.
+    both = [{"url": pd_router["prefill"], "worker_type": "prefill", "bootstrap_port": pd_router["bootstrap_port"]},
+            {"url": pd_router["decode"], "worker_type": "decode"}]
+    common = {"router_url": pd_router["base"], "workers": both, "wait_timeout": 120, "max_attempts": 10}
+    res = run_module(dict(common, state="present"))
+    assert not res.get("failed") and not res["changed"] and res["attempts"] == 0, res
+    assert [w["url"] for w in res["workers"]] == [pd_router["prefill"], pd_router["decode"]]
+    res = run_module(dict(common, state="absent"))
+    assert not res.get("failed") and res["changed"] and res["workers"] == [{}, {}], res
+    assert res["attempts"] >= 2  # one removal each, more when the router failed a job
+    assert get_json(pd_router["base"] + "/workers")[1]["workers"] == []
+    res = run_module(dict(common, state="present"), check=True)
+    assert not res.get("failed") and res["changed"] and res["attempts"] == 0, res
+    res = run_module(dict(common, state="present"))
+    assert not res.get("failed") and res["changed"] and res["attempts"] >= 2, res
+    assert [(w["url"], w["is_healthy"], w["worker_type"]) for w in res["workers"]] == [
+        (pd_router["prefill"], True, "prefill"), (pd_router["decode"], True, "decode")]
+    assert res["workers"][0]["bootstrap_port"] == pd_router["bootstrap_port"]
+    assert workflows_settled(pd_router["log"]), router_events(pd_router["log"])
+    # Exactly one of url and workers.
+    res = run_module(dict(common, url=pd_router["prefill"]))
+    assert res.get("failed") and "mutually exclusive" in res["msg"], res
 
 
 def test_a_mini_lb_style_router_without_worker_api_is_named(tmp_path) -> None:
