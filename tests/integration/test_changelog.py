@@ -11,8 +11,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = yaml.safe_load((ROOT / "changelogs" / "config.yaml").read_text(encoding="utf-8"))
-SECTIONS = {name for name, _title in CONFIG["sections"]} | {CONFIG["prelude_section_name"],
-                                                              CONFIG["trivial_section_name"]}
+SECTIONS = {pair[0] for pair in CONFIG["sections"]} | {CONFIG["prelude_section_name"], CONFIG["trivial_section_name"]}
 FRAGMENTS = sorted((ROOT / "changelogs" / "fragments").glob("*.y*ml"))
 
 

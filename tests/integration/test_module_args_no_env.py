@@ -38,10 +38,8 @@ def service_tasks() -> list[tuple[str, str, dict[str, Any]]]:
 
 
 def test_the_check_sees_the_tasks_that_hand_services_to_modules() -> None:
-    names = {(path, name) for path, name, _ in service_tasks()}
-    assert any(p == "playbooks/status.yml" for p, _ in names), names
-    assert any(p == "playbooks/doctor.yml" for p, _ in names), names
-    assert any(p == "roles/sglang_service/tasks/wait_healthy.yml" for p, _ in names), names
+    paths = {found[0] for found in service_tasks()}
+    assert {"playbooks/status.yml", "playbooks/doctor.yml", "roles/sglang_service/tasks/wait_healthy.yml"} <= paths, paths
 
 
 def test_no_module_receives_a_services_environment() -> None:
