@@ -26,6 +26,11 @@ _BAD_HOST = re.compile(r"[^A-Za-z0-9_.:-]|^[^A-Za-z0-9_]|^$")
 _OVERRIDES = {"trim_blocks": True, "lstrip_blocks": False, "newline_sequence": "\n"}
 
 
+def _new_files(result: dict, kind: str) -> set:
+    """Services whose file of this kind was not on the host before this run (nothing installed to stop first)."""
+    return {row["service"] for row in result["files"] if row["kind"] == kind and row["new"]}
+
+
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _VALID_ARGS = frozenset(("plan", "host", "render_dir", "roles", "kinds", "settings", "secrets", "restart_all"))
@@ -136,13 +141,13 @@ class ActionModule(ActionBase):
         # Watchdogs already installed whose service is about to restart: stopped on every host before any host
         # restarts a service, started again with the others (a running one would see rank 0 restart first and
         # restart its rank too, possibly after that rank had joined the new rank 0).
-        new_units = {row["service"] for row in result["files"] if row["kind"] == "watchdog_unit" and row["new"]}
+        new_units = _new_files(result, "watchdog_unit")
         result["pause_watchdogs"] = [unit_name(name) for name in result["watched"]
                                      if name in result["restart"] and name not in new_units]
         # Services about to restart whose unit was installed before: stopped on every host before any host starts
         # one again. Restarted host by host, a new rank > 0 of a multi-node instance could join the old rank 0
         # still running on another host, and hang there as SGLang does.
-        new_services = {row["service"] for row in result["files"] if row["kind"] == "unit" and row["new"]}
+        new_services = _new_files(result, "unit")
         result["stop_services"] = [name + ".service" for name in result["restart"] if name not in new_services]
         return result
 
