@@ -173,6 +173,11 @@ def service_container(settings: Settings, name: str, npus: Sequence[int] | None,
     if settings.engine == "docker":
         # With --ipc host the container shares the host's /dev/shm; podman refuses --shm-size with it.
         run += ["--shm-size", settings.shm_size]
+    else:
+        # The unit's journal gets the output from the attached client; podman's default journald log driver wrote
+        # a second copy of every line (and "passthrough" would file the output under the container's cgroup,
+        # where journalctl -u does not look).
+        run += ["--log-driver", "none"]
     for device in devices:
         run += ["--device", device]
     for mount in mounts:

@@ -58,12 +58,14 @@ def test_server_devices_mounts_and_engine_prefix() -> None:
                              "/usr/local/bin/npu-smi:/usr/local/bin/npu-smi:ro",
                              "/etc/ascend_install.info:/etc/ascend_install.info:ro", "/models/m:/models/m:ro"]
     run = got["run"]
-    # podman refuses --shm-size with --ipc host (the host's /dev/shm is shared): only docker gets it
-    assert run[:12] == ["podman", "run", "--rm", "--pull", "never", "--name", "sglang-mixed-i0-r0", "--network",
-                        "host", "--ipc", "host", "--device"]
+    # podman refuses --shm-size with --ipc host (the host's /dev/shm is shared): only docker gets it; podman keeps
+    # no log of its own (its client relays the output to the unit's journal), docker's log driver is the daemon's
+    assert run[:14] == ["podman", "run", "--rm", "--pull", "never", "--name", "sglang-mixed-i0-r0", "--network",
+                        "host", "--ipc", "host", "--log-driver", "none", "--device"]
     docker = container.service_container(settings(engine="docker"), "sglang-mixed-i0-r0", [4], [], [], [], [])["run"]
     assert docker[:14] == ["docker", "run", "--rm", "--pull", "never", "--name", "sglang-mixed-i0-r0", "--network",
                            "host", "--ipc", "host", "--shm-size", "16g", "--device"]
+    assert "--log-driver" not in docker
     assert ["--env", "HCCL_BUFFSIZE"] == run[run.index("HCCL_BUFFSIZE") - 1:run.index("HCCL_BUFFSIZE") + 1]
     image_at = run.index(A3_IMAGE)
     assert run[image_at - 2:image_at] == ["--entrypoint", "/bin/bash"]
