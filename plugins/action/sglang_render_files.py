@@ -26,6 +26,11 @@ _BAD_HOST = re.compile(r"[^A-Za-z0-9_.:-]|^[^A-Za-z0-9_]|^$")
 _OVERRIDES = {"trim_blocks": True, "lstrip_blocks": False, "newline_sequence": "\n"}
 
 
+def _watched(specs: list) -> list:
+    """Services of these files that get a watchdog (the renderer writes a watchdog unit for each)."""
+    return [spec.service for spec in specs if spec.kind == "watchdog_unit"]
+
+
 def _new_files(result: dict, kind: str) -> set:
     """Services whose file of this kind was not on the host before this run (nothing installed to stop first)."""
     return {row["service"] for row in result["files"] if row["kind"] == kind and row["new"]}
@@ -117,7 +122,7 @@ class ActionModule(ActionBase):
             files.append(entry)
         services = [s["name"] for s in host_plan.get("services") or [] if roles is None or s.get("role") in roles]
         # Watchdog units of these services that get none now (an earlier deployment's): looked for in the same call.
-        watched = {spec.service for spec in specs if spec.kind == "watchdog_unit"}
+        watched = set(_watched(specs))
         unwatched = {os.path.join(str(cfg["systemd_dir"]), unit_name(name)): name
                      for name in services if name not in watched}
         placed = self._execute_module(
@@ -164,7 +169,7 @@ class ActionModule(ActionBase):
                     out.append(row["service"])
             return out
 
-        watched = [s.service for s in specs if s.kind == "watchdog_unit"]
+        watched = _watched(specs)
         program = any(r["changed"] for r in rows if r["kind"] == "watchdog_program")
         result.update(
             changed=bool(placed.get("changed")), files=rows,

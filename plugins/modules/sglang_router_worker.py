@@ -205,6 +205,10 @@ def main():
             module.fail_json(msg=f"GET {base}/workers answered {code}")
         return answer
 
+    def records(listing_now):
+        """The router's record of each wanted worker, in order ({} where absent)."""
+        return [find_worker(listing_now, want["url"]) or {} for want in wanted]
+
     def holds(worker, absent):
         return (worker is None) if absent else (worker is not None and bool(worker.get("is_healthy")))
 
@@ -276,8 +280,8 @@ def main():
     current = listing()
     todo = [want for want in wanted if not holds(find_worker(current, want["url"]), wanted_absent)]
     if not todo or module.check_mode:
-        records = [find_worker(current, want["url"]) or {} for want in wanted]
-        module.exit_json(changed=bool(todo), worker=records[-1] if records else {}, workers=records,
+        found = records(current)
+        module.exit_json(changed=bool(todo), worker=found[-1] if found else {}, workers=found,
                          waited_s=0.0, attempts=0, job_failures=[])
     for want in todo:
         began, mine = time.monotonic(), []
@@ -290,9 +294,8 @@ def main():
         if late:
             module.warn(f"sglang-router removed {want['url']} but reported the job failed ({late}): only the "
                         "re-initialisation of the other workers' cache-aware policies was skipped")
-    current = listing()
-    records = [find_worker(current, want["url"]) or {} for want in wanted]
-    module.exit_json(changed=bool(submissions), worker=records[-1] if records else {}, workers=records,
+    found = records(listing())
+    module.exit_json(changed=bool(submissions), worker=found[-1] if found else {}, workers=found,
                      waited_s=waited(), attempts=len(submissions), job_failures=failures)
 
 
