@@ -79,12 +79,14 @@ def test_deploy_mode_writes_reports_and_restarts_like_the_template_tasks(tmp_pat
     assert second["stop_services"] == [] and second["pause_watchdogs"] == []
     assert [item["restart"] for item in second["start"]] == [False, False, False]
 
-    changed = dict(OTHER, env={"HCCL_BUFFSIZE": "700"})
+    # A changed value that no temporary path or checksum can contain by chance (a bare number can).
+    changed = dict(OTHER, env={"HCCL_BUFFSIZE": "700", "TOKEN_LIKE": "changed-env-value"})
     third, text = run(tmp_path, [SERVICE, changed], "--diff")
     assert third["restart"] == [OTHER["name"]] and third["changed_units"] == [] and not third["daemon_reload"]
     # Installed before and about to restart: stopped on every host before any starts again.
     assert third["stop_services"] == [OTHER["name"] + ".service"]
-    assert "700" not in text
+    for secret in ("changed-env-value", "HCCL_BUFFSIZE"):
+        assert secret not in text and secret not in json.dumps(third), secret
     assert (tmp_path / "etc" / f"{OTHER['name']}.env").read_text().count("HCCL_BUFFSIZE=700") == 1
     assert third["stale_watchdogs"] == []
 
