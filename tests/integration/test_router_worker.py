@@ -32,10 +32,16 @@ CYCLES = 30
 pytestmark = pytest.mark.ansible
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def free_ports(count: int) -> list[int]:
+    # All sockets stay bound until every port is known, so the ports differ from each other.
+    socks = [socket.socket() for unused in range(count)]
+    try:
+        for sock in socks:
+            sock.bind(("127.0.0.1", 0))
+        return [sock.getsockname()[1] for sock in socks]
+    finally:
+        for sock in socks:
+            sock.close()
 
 
 def get_json(url: str) -> tuple[int, dict]:
@@ -81,7 +87,7 @@ def pd_router(tmp_path_factory):
     state = tmp_path_factory.mktemp("standin")
     env = dict(os.environ, SGLANG_STANDIN_STATE_DIR=str(state), SGLANG_STANDIN_STARTUP_DELAY="0",
                NO_PROXY="*", no_proxy="*")
-    p_port, d_port, boot, r_port = free_port(), free_port(), free_port(), free_port()
+    p_port, d_port, boot, r_port = free_ports(4)
     procs = [
         subprocess.Popen([sys.executable, str(STANDIN), "--host", "127.0.0.1", "--port", str(p_port),
                           "--disaggregation-mode", "prefill", "--disaggregation-bootstrap-port", str(boot)],
@@ -168,8 +174,7 @@ def test_out_and_back_in_repeatedly(pd_router, tmp_path) -> None:
             {"name": "Out and back in", "register": "r", "loop": ["absent", "present"] * CYCLES,
              "ascend.sglang.sglang_router_worker": {
                  "router_url": pd_router["base"], "url": pd_router["prefill"], "worker_type": "prefill",
-                 "bootstrap_port": pd_router["bootstrap_port"], "wait_timeout": 120, "max_attempts": 10,
-                 "state": "{{ item }}"}},
+                 "bootstrap_port": pd_router["bootstrap_port"], "state": "{{ item }}"}},
             {"name": "Save", "ansible.builtin.copy": {"content": "{{ r.results | to_json }}", "dest": str(out),
                                                       "mode": "0644"}},
         ]}]))
@@ -227,7 +232,7 @@ def test_several_workers_in_one_call(pd_router) -> None:
     # What the router role sends: every planned instance, one call per router, one look at its list first.
     both = [{"url": pd_router["prefill"], "worker_type": "prefill", "bootstrap_port": pd_router["bootstrap_port"]},
             {"url": pd_router["decode"], "worker_type": "decode"}]
-    common = {"router_url": pd_router["base"], "workers": both, "wait_timeout": 120, "max_attempts": 10}
+    common = {"router_url": pd_router["base"], "workers": both}
     res = run_module(dict(common, state="present"))
     assert not res.get("failed") and not res["changed"] and res["attempts"] == 0, res
     assert [w["url"] for w in res["workers"]] == [pd_router["prefill"], pd_router["decode"]]
@@ -250,7 +255,7 @@ def test_several_workers_in_one_call(pd_router) -> None:
 
 def test_a_mini_lb_style_router_without_worker_api_is_named(tmp_path) -> None:
     # Any HTTP server without /workers stands for a --mini-lb router here: the module must say so.
-    port = free_port()
+    [port] = free_ports(1)
     srv = subprocess.Popen([sys.executable, "-m", "http.server", "--bind", "127.0.0.1", str(port)], cwd=tmp_path,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
