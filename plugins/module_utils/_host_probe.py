@@ -22,12 +22,9 @@ import shutil
 import socket
 import stat
 import subprocess
-import urllib.error
-from http.client import HTTPException
 from typing import Any, Mapping
 
-from ansible.module_utils.urls import ConnectionError as UrlConnectionError, open_url
-
+from ansible_collections.ascend.sglang.plugins.module_utils._http import http_get
 from ansible_collections.ascend.sglang.plugins.module_utils._npu_smi import (
     driver_version, parse_install_info, parse_npu_smi_info, toolkit_version,
 )
@@ -308,14 +305,8 @@ def runtime_stack(spec: Mapping[str, Any], timeout: float) -> dict[str, Any]:
 
 
 def http_status(url: str, timeout: float) -> dict[str, Any]:
-    try:
-        # The plan's own addresses: never through a proxy from the host's *_proxy variables.
-        with open_url(url, timeout=timeout, use_proxy=False) as response:
-            return {"status": response.status, "error": None}
-    except urllib.error.HTTPError as exc:
-        return {"status": exc.code, "error": None}
-    except (urllib.error.URLError, OSError, HTTPException, UrlConnectionError) as exc:
-        return {"status": None, "error": str(getattr(exc, "reason", exc))}
+    answer = http_get(url, timeout)
+    return {"status": answer.status, "error": answer.error}
 
 
 def device_kind(path: str) -> str:

@@ -58,21 +58,11 @@ import os
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.urls import open_url
 
+from ansible_collections.ascend.sglang.plugins.module_utils._http import http_get
 from ansible_collections.ascend.sglang.plugins.module_utils._ops import parse_systemctl_show, uptime_seconds
 
 PROPS = "LoadState,ActiveState,SubState,MainPID,NRestarts,ActiveEnterTimestampMonotonic"
-
-
-def _get(url, timeout):
-    """(status, body text) or (error text, None); cluster-internal: never through a proxy."""
-    try:
-        resp = open_url(url, method="GET", timeout=timeout, use_proxy=False, validate_certs=False)
-        return str(resp.getcode()), resp.read().decode("utf-8", "replace")
-    except Exception as exc:  # HTTPError carries the status; anything else is "no answer"
-        code = getattr(exc, "code", None)
-        return (str(code) if code else f"no answer ({type(exc).__name__})"), None
 
 
 def _watchdog_state(path):
@@ -115,18 +105,19 @@ def main():
         if rc != 0:
             row["error"] = stderr.strip()
         if svc.get("health_url"):
-            row["health"], _unused = _get(str(svc["health_url"]), module.params["timeout"])
+            row["health"] = http_get(str(svc["health_url"]), module.params["timeout"]).label()
         if svc.get("role") == "router":
             if "--mini-lb" in [str(a) for a in svc.get("argv") or []]:
                 row["workers_error"] = "mini-lb: no worker API"
             else:
-                code, body = _get(f"http://{svc['host']}:{svc['port']}/workers", module.params["timeout"])
+                answer = http_get(f"http://{svc['host']}:{svc['port']}/workers", module.params["timeout"],
+                                  read_body=True)
                 try:
-                    row["workers"] = json.loads(body) if code == "200" and body else None
+                    row["workers"] = json.loads(answer.body) if answer.status == 200 and answer.body else None
                 except ValueError:
                     row["workers"] = None
                 if row["workers"] is None:
-                    row["workers_error"] = f"GET /workers: {code}"
+                    row["workers_error"] = f"GET /workers: {answer.label()}"
         row["watchdog"] = _watchdog_state(os.path.join(module.params["watchdog_state_dir"], name + ".json"))
         out[name] = row
     module.exit_json(changed=False, services=out)

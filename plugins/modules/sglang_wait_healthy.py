@@ -81,19 +81,10 @@ waited_s:
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.urls import open_url
 
+from ansible_collections.ascend.sglang.plugins.module_utils._http import http_get
 from ansible_collections.ascend.sglang.plugins.module_utils._ops import wait_target
 from ansible_collections.ascend.sglang.plugins.module_utils._units import UNIT_NAME
-
-
-def _status(url, timeout):
-    """HTTP status as text, or why there was none; cluster-internal: never through a proxy."""
-    try:
-        return str(open_url(url, method="GET", timeout=timeout, use_proxy=False, validate_certs=False).getcode())
-    except Exception as exc:  # HTTPError carries the status; anything else is "no answer"
-        code = getattr(exc, "code", None)
-        return str(code) if code else f"no answer ({type(exc).__name__})"
 
 
 def main():
@@ -128,7 +119,7 @@ def main():
             if row["healthy"]:
                 continue
             if url:
-                row["status"] = _status(url, p["timeout"])
+                row["status"] = http_get(url, p["timeout"]).label()
                 row["healthy"] = row["status"] == "200"
             else:
                 rc, stdout, _unused = module.run_command([systemctl, "is-active", "--", name + ".service"])
