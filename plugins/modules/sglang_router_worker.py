@@ -223,6 +223,7 @@ def main():
         (this worker's job failures) span every call for one worker: wait_timeout and max_attempts bound each
         worker, the take-out-and-add-again of a late failure included."""
         url = want["url"]
+        verb = "remove" if absent else "add"
 
         def lookup():
             return find_worker(listing(), url)
@@ -250,13 +251,13 @@ def main():
                 code, answer = _call(module, "POST", base + "/workers",
                                      worker_body(url, want["worker_type"], want["bootstrap_port"]))
                 accepted = (200, 201, 202)
-            submissions.append("remove" if absent else "add")
+            submissions.append(verb)
             if code not in accepted:
                 give_up(f"router refused the change: HTTP {code} {answer}", worker)
             job_id = answer.get("worker_id") or (worker["id"] if absent else None)
             if not job_id:
                 return None
-            record = poll("finish the job to " + submissions[-1], lambda: _settled(module, base, job_id))
+            record = poll("finish the job to " + verb, lambda: _settled(module, base, job_id))
             return job_failure(record)
 
         while True:
@@ -269,19 +270,18 @@ def main():
                 return None
             failure = submit(worker)
             if failure is None:
-                poll("remove" if absent else "add", lambda: True if holds(lookup(), absent) else None)
+                poll(verb, lambda: True if holds(lookup(), absent) else None)
                 return None
             failures.append(failure)
             mine.append(failure)
             if len(mine) >= p["max_attempts"]:
-                give_up(f"router failed to {'remove' if absent else 'add'} {url} {len(mine)} times: "
-                        f"{failure}", lookup())
+                give_up(f"router failed to {verb} {url} {len(mine)} times: {failure}", lookup())
             if holds(lookup(), absent):
                 return failure
             # The failed job changed nothing: submit it again after a pause, bounded by the attempts and the time.
             pause = min(4.0, 0.25 * 2 ** (len(mine) - 1))
             if time.monotonic() + pause - began > p["wait_timeout"]:
-                give_up(f"router failed to {'remove' if absent else 'add'} {url} {len(mine)} times within "
+                give_up(f"router failed to {verb} {url} {len(mine)} times within "
                         f"{p['wait_timeout']} s: {failure}", lookup())
             time.sleep(pause)
 
