@@ -14,12 +14,16 @@ Each line also gives the number of tasks the run went through and the PLAY RECAP
 With --profile N, each run is followed by its N slowest tasks (ansible.posix.profile_tasks, which the Molecule
 venv's ansible package brings): where a rollout spends the time that is not the servers' start-up.
 With --log-dir DIR, each run's ansible-playbook output is kept there (run-1.log ... run-4.log).
+With --fabric N, after the first deploy: N no-op re-runs with the fabric, NPU health and weights checks off
+(sglang_preflight_checks, what preflight did before them) alternating with N with their defaults, then the
+minimum and median of each and what the checks add.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import re
 import shutil
 import subprocess
@@ -78,6 +82,8 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=30.0, help="start-up delay T of the restarted servers (s)")
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="print the N slowest tasks of each run")
     parser.add_argument("--log-dir", type=Path, help="write each run's ansible-playbook output to run-<n>.log there")
+    parser.add_argument("--fabric", type=int, default=0, metavar="N",
+                        help="N no-op re-runs with the fabric/weights checks off and N with them on, alternating")
     args = parser.parse_args()
     if not os.environ.get("SGLANG_MOLECULE_WHEELHOUSE"):
         sys.exit("run through scripts/molecule.sh (MOLECULE_CMD=rollout): it creates the containers and the wheelhouse")
@@ -88,6 +94,9 @@ def main() -> None:
         print(f"{'run':<44} {'wall s':>7} {'overhead s':>11} {'tasks':>6} {'changed':>8}", flush=True)
         if args.log_dir:
             args.log_dir.mkdir(parents=True, exist_ok=True)
+        if args.fabric:
+            fabric_cost(quick, Path(tmp) / "checks-off.yml", args.fabric)
+            return
         for n, (label, extra, flags, delay) in enumerate((
                 ("first deploy", quick, (), None),
                 ("no-op re-run", quick, (), None),
@@ -99,6 +108,26 @@ def main() -> None:
             print(f"{label:<44} {wall:>7.1f} {overhead} {tasks:>6} {changed:>8}", flush=True)
             for line in top:
                 print(f"    {line}", flush=True)
+
+
+def fabric_cost(quick: Path, off: Path, rounds: int) -> None:
+    """No-op re-runs without and with the fabric, NPU health and weights checks, alternating (the machine's load
+    falls on both alike)."""
+    checks = ("npu_link", "npu_net_health", "npu_ip", "npu_tls", "npu_ping", "npu_health", "weights")
+    off.write_text(yaml.safe_dump({"sglang_preflight_checks": {c: "off" for c in checks}}), encoding="utf-8")
+    wall, tasks, changed, _unused = deploy(quick)
+    print(f"{'first deploy':<44} {wall:>7.1f} {'':>11} {tasks:>6} {changed:>8}", flush=True)
+    runs: dict[str, list[float]] = {"off": [], "on": []}
+    for _unused in range(rounds):
+        for label, flags in (("off", ("-e", f"@{off}")), ("on", ())):
+            wall, tasks, changed, _unused = deploy(quick, *flags)
+            runs[label].append(wall)
+            print(f"{'no-op re-run, fabric checks ' + label:<44} {wall:>7.1f} {'':>11} {tasks:>6} {changed:>8}",
+                  flush=True)
+    for label, walls in runs.items():
+        print(f"fabric checks {label}: min {min(walls):.1f} s, median {statistics.median(walls):.1f} s")
+    print(f"added by the checks: {statistics.median(runs['on']) - statistics.median(runs['off']):+.1f} s (medians), "
+          f"{min(runs['on']) - min(runs['off']):+.1f} s (minimums)")
 
 
 if __name__ == "__main__":

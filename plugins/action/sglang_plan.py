@@ -24,6 +24,8 @@ DEPLOYMENT_VARS = (
     "sglang_container_ascend_runtime", "sglang_container_image_archive",
     # Checked for shape only: the plan keeps the secret flags' names, never their values.
     "sglang_secrets",
+    # Preflight: each check fail | warn | off, and how deep the weights are compared (module_utils/_checks.py).
+    "sglang_preflight_checks", "sglang_preflight_weights",
 )
 # Per-host variables the planner reads from hostvars, and the role variables the roles write into
 # files on each host (checked per host: deploy uses each host's own value).

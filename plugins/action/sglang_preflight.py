@@ -15,7 +15,8 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import load
 from ansible_collections.ascend.sglang.plugins.plugin_utils._releases import load_release_tables
 
 PASSED = ("mode", "min_driver_version", "min_cann_version", "min_hbm_free_ratio", "npu_smi", "driver_info",
-          "toolkit_info", "probe_timeout", "runtime_timeout", "installed_by_roles", "stack_policy")
+          "toolkit_info", "probe_timeout", "runtime_timeout", "installed_by_roles", "stack_policy", "hccn_tool",
+          "pings")
 _HARDWARE: dict[tuple[str, str | None], str] = {}
 
 
@@ -56,7 +57,7 @@ class ActionModule(ActionBase):
             result.update(changed=False, findings=[], status="ok", msg=f"{hostname} has no part in the plan")
             return result
         try:
-            hardware = profile_hardware(str(plan.get("profile")), args.get("profiles_dir"))
+            hardware = plan.get("hardware") or profile_hardware(str(plan.get("profile")), args.get("profiles_dir"))
         except PlanError as exc:
             raise AnsibleActionFail(exc.render()) from exc
         module_args = {k: args[k] for k in PASSED if args.get(k) is not None}
@@ -64,7 +65,7 @@ class ActionModule(ActionBase):
             module_args["stack_policy"] = "off"  # a bare YAML `off` arrives as false
         releases = plan.get("releases") or {}
         module_args.update(host_plan=host_plan, hostname=hostname, profile=plan.get("profile"), hardware=hardware,
-                           releases=releases,
+                           releases=releases, preflight=plan.get("preflight") or {},
                            stack_reference=reference_stack(releases.get("sglang"), args.get("profiles_dir")))
         module_result = self._execute_module(module_name="ascend.sglang.sglang_preflight", module_args=module_args,
                                              task_vars=task_vars)

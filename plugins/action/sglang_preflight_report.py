@@ -14,13 +14,21 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.ascend.sglang.plugins.module_utils._preflight import (
     SEVERITY_ORDER, aggregate, render_table, report,
 )
+from ansible_collections.ascend.sglang.plugins.plugin_utils._fleet_checks import cross_host_findings
 
 FAIL_ON = ("fail", "warn", "never")
 
 
+def _result(hostvars, host, var) -> dict | None:
+    hv = hostvars.get(host) if hasattr(hostvars, "get") else None
+    value = hv.get(var) if hv is not None and hasattr(hv, "get") else None
+    return dict(value) if isinstance(value, dict) else None
+
+
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("hosts", "result_var", "json_path", "fail_on", "mode", "include_ok", "profile"))
+    _VALID_ARGS = frozenset(("hosts", "result_var", "json_path", "fail_on", "mode", "include_ok", "profile", "ping_var",
+                             "plan"))
     _requires_connection = False
 
     def run(self, tmp=None, task_vars=None):
@@ -35,14 +43,24 @@ class ActionModule(ActionBase):
             raise AnsibleActionFail("hosts: the hosts whose results to aggregate (e.g. the plan's hosts)")
         var = str(args.get("result_var") or "sglang_preflight_result")
         hostvars = task_vars.get("hostvars") or {}
-        results = {}
-        for host in hosts:
-            hv = hostvars.get(host) if hasattr(hostvars, "get") else None
-            value = hv.get(var) if hv is not None and hasattr(hv, "get") else None
-            results[str(host)] = dict(value) if isinstance(value, dict) else None
+        results = {str(host): _result(hostvars, host, var) for host in hosts}
+        if args.get("ping_var"):
+            # The pings each host ran join its own findings (a host without a ping result ran none).
+            for host in results:
+                pinged = _result(hostvars, host, str(args["ping_var"]))
+                if results[host] is not None and pinged and not pinged.get("skipped"):
+                    results[host] = dict(results[host], findings=list(results[host].get("findings") or [])
+                                         + list(pinged.get("findings") or []))
+        plan = args.get("plan")
+        extra = []
+        if isinstance(plan, dict):
+            # The checks that compare hosts: decided here, from every host's observations.
+            observed = {h: (r or {}).get("observed") for h, r in results.items() if r and not r.get("failed")}
+            extra = cross_host_findings(plan, observed)
         mode = str(args.get("mode") or "preflight")
-        doc = report(results, mode=mode, profile=args.get("profile"))
-        findings = aggregate(results)
+        doc = report(results, mode=mode, profile=args.get("profile"), extra=extra)
+        order = {host: index for index, host in enumerate(results)}
+        findings = sorted(aggregate(results) + extra, key=lambda f: order.get(f.host, len(order)))
         table = render_table(findings, include_ok=bool(args.get("include_ok")))
         json_path = args.get("json_path")
         if json_path:

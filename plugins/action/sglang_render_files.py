@@ -17,6 +17,8 @@ from ansible.template import trust_as_template
 from ansible_collections.ascend.sglang.plugins.plugin_utils._host_files import (
     DEFAULT_SETTINGS, SERVICE_KINDS, WATCHDOG_KINDS, host_files)
 from ansible_collections.ascend.sglang.plugins.module_utils._place import place_all
+from ansible_collections.ascend.sglang.plugins.module_utils._started import pending_rows
+from ansible_collections.ascend.sglang.plugins.plugin_utils._rollout import decide, service_facts
 from ansible_collections.ascend.sglang.plugins.plugin_utils._watchdog import unit_name
 
 _ROLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "roles", "sglang_service")
@@ -34,6 +36,11 @@ def _watched(specs: list) -> list:
 def _new_files(result: dict, kind: str) -> set:
     """Services whose file of this kind was not on the host before this run (nothing installed to stop first)."""
     return {row["service"] for row in result["files"] if row["kind"] == kind and row["new"]}
+
+
+def _pending_text(state: dict) -> str:
+    files = f": {', '.join(state['files'])}" if state.get("files") else ""
+    return f"restart pending, it runs other files than its own ({state['reason']}{files})"
 
 
 class ActionModule(ActionBase):
@@ -120,15 +127,20 @@ class ActionModule(ActionBase):
             if spec.owner:
                 entry.update(owner=spec.owner, group=spec.group)
             files.append(entry)
-        services = [s["name"] for s in host_plan.get("services") or [] if roles is None or s.get("role") in roles]
+        # The services whose files this call writes (none when it writes only cann_env.sh, say).
+        rendered = {spec.service for spec in specs if spec.kind == "unit"}
+        services = [s for s in host_plan.get("services") or [] if s.get("name") in rendered]
+        names = [s["name"] for s in services]
         # Watchdog units of these services that get none now (an earlier deployment's): looked for in the same call.
         watched = set(_watched(specs))
         unwatched = {os.path.join(str(cfg["systemd_dir"]), unit_name(name)): name
-                     for name in services if name not in watched}
+                     for name in names if name not in watched}
+        # What each unit runs against its files (module_utils/_started.py), judged once the files are in place.
+        running = [name + ".service" for name in names] + [unit_name(name) for name in names if name in watched]
         placed = self._execute_module(
             module_name="ascend.sglang.sglang_place_files",
             module_args={"directories": [{"path": d, "mode": "0755"} for d in directories], "files": files,
-                         "probe": list(unwatched)},
+                         "probe": list(unwatched), "running": running},
             task_vars=task_vars)
         placed.pop("invocation", None)
         if placed.get("failed"):
@@ -136,25 +148,49 @@ class ActionModule(ActionBase):
             return result
         self._report(result, specs, paths, placed)
         result["stale_watchdogs"] = [unwatched[path] for path in placed.get("present") or [] if path in unwatched]
-        restart = services if boolean(args.get("restart_all", False), strict=False) else result["changed_services"]
-        result["restart"] = [name for name in services if name in restart]
-        result["start"] = (
-            [{"unit": name + ".service", "restart": name in restart, "new_unit": name in result["changed_units"]}
-             for name in services]
-            + [{"unit": unit_name(name), "restart": name in result["changed_watchdogs"],
-                "new_unit": name in result["changed_watchdogs"]} for name in result["watched"]])
-        # Watchdogs already installed whose service is about to restart: stopped on every host before any host
-        # restarts a service, started again with the others (a running one would see rank 0 restart first and
-        # restart its rank too, possibly after that rank had joined the new rank 0).
-        new_units = _new_files(result, "watchdog_unit")
-        result["pause_watchdogs"] = [unit_name(name) for name in result["watched"]
-                                     if name in result["restart"] and name not in new_units]
-        # Services about to restart whose unit was installed before: stopped on every host before any host starts
-        # one again. Restarted host by host, a new rank > 0 of a multi-node instance could join the old rank 0
-        # still running on another host, and hang there as SGLang does.
-        new_services = _new_files(result, "unit")
-        result["stop_services"] = [name + ".service" for name in result["restart"] if name not in new_services]
+        restart_all = args.get("restart_all")
+        result.update(self._facts(result, services, placed.get("running") or {},
+                                  "cann_env.sh or the installed packages changed"
+                                  if boolean(restart_all or False, strict=False) else None))
+        # This host's own decision (the role widens it to every rank of an instance due on any host:
+        # filter ascend.sglang.sglang_rollout).
+        result.update(decide({host: result})[host])
         return result
+
+    @staticmethod
+    def _facts(result: dict, services: list, running: dict, restart_all: str | None) -> dict:
+        """Per service, why it is due of its own (plugin_utils/_rollout.py), and the restarts pending on the host."""
+        changed = {}
+        for row in result["files"]:
+            if row["changed"] and row["kind"] in SERVICE_KINDS:
+                changed.setdefault(row["service"], []).append(row["kind"])
+        program = any(r["changed"] for r in result["files"] if r["kind"] == "watchdog_program")
+        new_units, new_watchdogs = _new_files(result, "unit"), _new_files(result, "watchdog_unit")
+        changed_units, changed_watchdogs = set(result["changed_units"]), set(result["changed_watchdogs"])
+        facts = []
+        for svc in services:
+            name = svc["name"]
+            state = running.get(name + ".service") or {}
+            due = [f"its files changed ({', '.join(changed[name])})"] if name in changed else []
+            if restart_all:
+                due.append(restart_all)
+            if state.get("pending"):
+                due.append(_pending_text(state))
+            watchdog = None
+            if name in result["watched"]:
+                wd_unit = unit_name(name)
+                wd_state = running.get(wd_unit) or {}
+                wd_due = ([("the watchdog program changed" if program else "its files changed")]
+                          if name in changed_watchdogs else [])
+                if wd_state.get("pending"):
+                    wd_due.append(_pending_text(wd_state))
+                watchdog = {"unit": wd_unit, "due": wd_due, "unit_changed": name in changed_watchdogs,
+                            "new_unit": name in new_watchdogs}
+            facts.append(service_facts(name, str(svc.get("instance_key") or name), due=due,
+                                       running=bool(state.get("running")), unit_changed=name in changed_units,
+                                       new_unit=name in new_units, watchdog=watchdog))
+        reload = result["daemon_reload"] or any(s.get("need_daemon_reload") for s in running.values())
+        return {"services": facts, "pending": pending_rows(list(running.values())), "daemon_reload": reload}
 
     def _report(self, result: dict, specs: list, paths: list, placed: dict) -> dict:
         changed = {f["path"]: f["changed"] for f in placed.get("files", [])}

@@ -10,7 +10,9 @@ import os
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.ascend.sglang.plugins.module_utils._ops import healthy, render_table, status_rows
+from ansible_collections.ascend.sglang.plugins.module_utils._ops import (
+    healthy, pending_services, render_table, status_rows,
+)
 
 
 class ActionModule(ActionBase):
@@ -35,7 +37,8 @@ class ActionModule(ActionBase):
         rows = status_rows(plan, observed)
         table = render_table(rows)
         ok = healthy(rows)
-        doc = {"profile": plan.get("profile"), "healthy": ok, "services": rows}
+        pending = pending_services(rows)
+        doc = {"profile": plan.get("profile"), "healthy": ok, "restarts_pending": pending, "services": rows}
         if args.get("json_path"):
             path = os.path.abspath(os.path.expanduser(str(args["json_path"])))
             os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -45,7 +48,11 @@ class ActionModule(ActionBase):
             os.replace(path + ".tmp", path)
             result["json_path"] = path
         summary = f"{plan.get('profile')}: {len(rows)} services, {'all healthy' if ok else 'NOT all healthy'}"
-        result.update(changed=False, healthy=ok, rows=rows, table=table, msg=summary)
+        if pending:
+            # Healthy or not, these run a configuration their files no longer show (module_utils/_started.py).
+            summary += (f"; {len(pending)} run other files than their own (restart pending: "
+                        f"{', '.join(pending)}): run the deployment again, or restart.yml -e sglang_restart_only=pending")
+        result.update(changed=False, healthy=ok, restarts_pending=pending, rows=rows, table=table, msg=summary)
         if not ok and args.get("fail_unhealthy"):
             result.update(failed=True, msg=summary + "\n" + "\n".join(table))
         return result

@@ -6,13 +6,25 @@ plugins/module_utils/_ops.py (pure, unit-tested)."""
 from __future__ import annotations
 
 from ansible_collections.ascend.sglang.plugins.module_utils._ops import (
-    instances, routers, watchdog_lines, without_env,
+    instances, pending_instances, routers, watchdog_lines, without_env,
 )
+from ansible_collections.ascend.sglang.plugins.module_utils._started import record_path
+from ansible_collections.ascend.sglang.plugins.module_utils._units import service_units
 
 
 def sglang_instances(plan):
     """Server instances in rollout order (prefill, decode, mixed), each with all ranks and its router entry."""
     return instances(plan)
+
+
+def sglang_pending_instances(plan, status_by_host):
+    """Keys of the instances with a restart pending on a rank (host -> its sglang_service_status result)."""
+    return pending_instances(plan, status_by_host)
+
+
+def sglang_start_records(services):
+    """The start records (/run/sglang/<unit>.started) of these services' units and their watchdogs' (names)."""
+    return [record_path(unit) for name in services or [] for unit in service_units(str(name))]
 
 
 def sglang_routers(plan):
@@ -32,5 +44,6 @@ def sglang_without_env(services):
 
 class FilterModule:
     def filters(self):
-        return {"sglang_instances": sglang_instances, "sglang_routers": sglang_routers,
+        return {"sglang_instances": sglang_instances, "sglang_pending_instances": sglang_pending_instances,
+                "sglang_routers": sglang_routers, "sglang_start_records": sglang_start_records,
                 "sglang_watchdog_lines": sglang_watchdog_lines, "sglang_without_env": sglang_without_env}

@@ -24,11 +24,13 @@ import stat
 import subprocess
 from typing import Any, Mapping
 
+from ansible_collections.ascend.sglang.plugins.module_utils import _fabric, _weights
 from ansible_collections.ascend.sglang.plugins.module_utils._http import http_get
 from ansible_collections.ascend.sglang.plugins.module_utils._npu_smi import (
     driver_version, parse_install_info, parse_npu_smi_info, toolkit_version,
 )
 from ansible_collections.ascend.sglang.plugins.module_utils._stack import MODULES, PROBE_SCRIPT, parse_probe
+from ansible_collections.ascend.sglang.plugins.module_utils._started import check_units
 
 DRIVER_INFO = "/usr/local/Ascend/driver/version.info"
 TOOLKIT_INFO = (
@@ -347,11 +349,31 @@ def observe_container(spec: Mapping[str, Any], timeout: float) -> dict[str, Any]
     return result
 
 
+def observe_weights(req: Mapping[str, Any] | None, check_mode: bool) -> dict[str, Any] | None:
+    """module_utils/_weights.py for each model directory; the full digests' cache is written back unless in check
+    mode (a re-run then costs a stat per file)."""
+    if not req:
+        return None
+    full = bool(req.get("full"))
+    cache = _weights.load_cache() if full else None
+    out = {path: _weights.observe(path, full, cache) for path in req.get("paths") or []}
+    if full and cache is not None and not check_mode and any(w["hashed"] for w in out.values()):
+        try:
+            _weights.save_cache(cache)
+        except OSError:
+            pass  # no cache: the next run hashes again
+    return out
+
+
 def observe(req: Mapping[str, Any], npu_smi: str = "npu-smi", driver_info: str = DRIVER_INFO,
             toolkit_info: list[str] | tuple[str, ...] = TOOLKIT_INFO, probe_timeout: float = 3.0,
-            runtime_timeout: float = 60.0) -> dict[str, Any]:
+            runtime_timeout: float = 60.0, hccn_tool: str | None = None, check_mode: bool = False) -> dict[str, Any]:
     """Everything ``_preflight.check_host`` reads, for the requirements of one host plan."""
     observed: dict[str, Any] = {}
+
+    def tool_run(argv: list[str]) -> tuple[int, str, str]:
+        return run(argv, timeout=max(runtime_timeout, 10.0))
+
     with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
         probes = {f"{p['address']}:{p['port']}": pool.submit(tcp_probe, p["address"], int(p["port"]), probe_timeout)
                   for p in req.get("probes") or []}
@@ -359,12 +381,20 @@ def observe(req: Mapping[str, Any], npu_smi: str = "npu-smi", driver_info: str =
                     for r in req.get("runtimes") or []}
         health = {h["service"]: pool.submit(http_status, h["url"], probe_timeout) for h in req.get("health") or []}
         npu = pool.submit(observe_npu, npu_smi) if req.get("npu") else None
+        fabric_req = req.get("fabric") or {}
+        fabric = (pool.submit(_fabric.observe_nics, tool_run, list(fabric_req.get("devices") or []),
+                              list(fabric_req.get("queries") or []), hccn_tool or _fabric.HCCN_TOOL)
+                  if fabric_req else None)
+        chips = (pool.submit(_fabric.observe_health, tool_run, list(req.get("npu_health") or []),
+                             str(req.get("hardware") or ""), npu_smi) if req.get("npu_health") else None)
+        weights = pool.submit(observe_weights, req.get("weights"), check_mode) if req.get("weights") else None
         container = pool.submit(observe_container, req["container"], runtime_timeout) if req.get("container") else None
         observed["paths"] = {path: path_kind(path) for path in req.get("paths") or {}}
         observed["resolved"] = {name: resolve(name) for name in req.get("names") or []}
         observed["nics"] = observe_nics() if req.get("nics") else {}
         observed["listeners"] = observe_listeners(list(req.get("ports") or []))
         observed["units"] = observe_units(list(req.get("units") or []))
+        observed["started"] = check_units(list(req.get("started") or []), run, which("systemctl"))
         observed["routes"] = {p["address"]: route_source(p["address"], int(p["port"])) for p in req.get("probes") or []}
         if req.get("npu"):
             observed["driver"] = observe_driver(driver_info)
@@ -374,6 +404,12 @@ def observe(req: Mapping[str, Any], npu_smi: str = "npu-smi", driver_info: str =
         observed["runtimes"] = {k: f.result() for k, f in runtimes.items()}
         observed["health"] = {k: f.result() for k, f in health.items()}
         observed["npu"] = npu.result() if npu else None
+        if fabric:
+            observed["fabric"] = fabric.result()
+        if chips:
+            observed["npu_health"] = chips.result()
+        if weights:
+            observed["weights"] = weights.result()
         observed["container"] = container.result() if container else None
     pids: set[int] = set()
     for entry in observed["listeners"] or []:

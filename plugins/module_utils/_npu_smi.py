@@ -30,6 +30,12 @@ HEALTH_WARNING = "Warning"
 HEALTH_FAULTS = ("Alarm", "Critical")
 
 _PAIR = re.compile(r"(\d+)\s*/\s*(\d+)")
+# ``npu-smi info -t health -i N`` prints ``Health : <state>`` per chip (and the MCU); ``... -c C`` prints
+# ``Health Status : <state>`` and ``Error Code : NA`` (or hex codes).  Key padded to 30 columns after a tab.
+_HEALTH_LINE = re.compile(r"^\s*Health(?:\s+Status)?\s*:\s*(\S.*?)\s*$", re.M)
+_ERROR_CODE = re.compile(r"^\s*Error Code\s*:[ \t]*(.*?)\s*$", re.M)
+# Severity order for the worst-of rule; UNKNOWN (device absent or not started) and anything else rank worst.
+_HEALTH_RANK = {HEALTH_OK.lower(): 0, HEALTH_WARNING.lower(): 1, "alarm": 2, "critical": 3}
 _VERSION = re.compile(r"npu-smi\s+(\S+)")
 _NO_PROCESS = re.compile(r"No running processes found in NPU\s+(\d+)", re.I)
 
@@ -252,3 +258,20 @@ def normalize_release(version: str) -> str:
     text = version.strip().lower().lstrip("v").split("+", 1)[0]
     text = re.sub(r"[-_]", ".", text)
     return re.sub(r"\.(post|rc|a|b|dev)\.?(\d+)", r".\1\2", text)
+
+
+def parse_health(text: str) -> dict[str, str | None]:
+    """``npu-smi info -t health -i N [-c C]`` -> ``{"health", "error_code"}``.
+
+    ``health`` is the worst state printed (several ``Health`` lines for the ``-i N`` form: one per chip and
+    the MCU), ``NA`` lines (an MCU seen from a container) left out unless nothing else was printed; None
+    without any health line.  ``error_code`` is the ``Error Code`` value as printed (``NA``, or the hex codes
+    separated by blanks), None when absent (the ``-i N`` form has none).
+    """
+    states = _HEALTH_LINE.findall(text or "")
+    real = [s for s in states if s.upper() != "NA"]
+    health = max(real, key=lambda s: _HEALTH_RANK.get(s.lower(), len(_HEALTH_RANK))) if real else None
+    if health is None and states:
+        health = states[0]
+    code = _ERROR_CODE.search(text or "")
+    return {"health": health, "error_code": code.group(1) if code else None}

@@ -92,6 +92,20 @@ def instances(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def pending_instances(plan: Mapping[str, Any], status_by_host: Mapping[str, Any]) -> list[str]:
+    """Keys of the server instances (rollout order) one of whose ranks, or its watchdog, runs other files than its
+    own (``sglang_service_status`` ``pending``; module_utils/_started.py). status_by_host: host -> that host's
+    sglang_service_status result."""
+    out = []
+    for inst in instances(plan):
+        for svc in inst["services"]:
+            got = (((status_by_host or {}).get(svc["inventory_host"]) or {}).get("services") or {}).get(svc["name"])
+            if isinstance(got, Mapping) and got.get("pending"):
+                out.append(inst["key"])
+                break
+    return out
+
+
 # ------------------------------------------------------------------------------------- router API
 
 def find_worker(listing: Mapping[str, Any] | None, url: str) -> dict[str, Any] | None:
@@ -216,6 +230,8 @@ def status_rows(plan: Mapping[str, Any], observed: Mapping[str, Any]) -> list[di
     for svc in _services(plan):
         host_result = observed.get(svc["inventory_host"])
         got = ((host_result or {}).get("services") or {}).get(svc["name"]) or {}
+        config = (pending_text(got["pending"]) if got.get("pending")
+                  else "current" if got.get("state") in ("active", "reloading") else "-")
         if host_result is None:
             state, health = "unknown (no answer from host)", "-"
         else:
@@ -241,14 +257,30 @@ def status_rows(plan: Mapping[str, Any], observed: Mapping[str, Any]) -> list[di
                      "instance": svc["instance"], "node_rank": svc["node_rank"], "port": svc["port"],
                      "state": state, "health": health, "uptime_s": got.get("uptime_s"),
                      "uptime": format_duration(got.get("uptime_s")), "router_view": view,
-                     "restarts": got.get("restarts")})
+                     "restarts": got.get("restarts"), "config": config, "pending": list(got.get("pending") or [])})
     rows.sort(key=lambda r: (r["role"] == "router", order.get(_key_of(plan, r["service"]), 0), r["node_rank"]))
     for url, text in views.items():
         if url.startswith("extra:"):
             rows.append({"host": "-", "service": url[len("extra:"):], "role": "?", "instance": "-", "node_rank": "-",
                          "port": "-", "state": "-", "health": "-", "uptime_s": None, "uptime": "-",
-                         "router_view": text, "restarts": None, "watchdog": "-", "watchdog_state": None})
+                         "router_view": text, "restarts": None, "watchdog": "-", "watchdog_state": None,
+                         "config": "-", "pending": []})
     return rows
+
+
+def pending_text(pending: Iterable[Mapping[str, Any]] | None) -> str:
+    """One cell for a running service: ``current`` when it and its watchdog run their files, else each unit's
+    restart pending, with the files that differ (module_utils/_started.py)."""
+    parts = []
+    for row in pending or []:
+        files = ", ".join(str(f).rsplit("/", 1)[-1] for f in row.get("files") or [])
+        parts.append(f"{row.get('unit')}: {row.get('reason')}" + (f" ({files})" if files else ""))
+    return "RESTART PENDING: " + "; ".join(parts) if parts else "current"
+
+
+def pending_services(rows: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The services of a status table that run other files than their own (theirs or their watchdog's)."""
+    return [str(r["service"]) for r in rows if r.get("pending")]
 
 
 def watchdog_text(state: Mapping[str, Any] | None) -> str:
@@ -293,6 +325,7 @@ def healthy(rows: Iterable[Mapping[str, Any]]) -> bool:
 
 COLUMNS = (("host", "host"), ("role", "role"), ("instance", "inst"), ("node_rank", "rank"), ("port", "port"),
            ("service", "service"), ("state", "systemd"), ("health", "health"), ("uptime", "uptime"),
+           ("config", "running config"),
            ("router_view", "router's view"), ("watchdog", "watchdog"))
 
 

@@ -25,7 +25,10 @@ import dataclasses
 import re
 from typing import Any, Iterable, Mapping
 
-from ansible_collections.ascend.sglang.plugins.module_utils import _stack
+from ansible_collections.ascend.sglang.plugins.module_utils import _checks, _fabric_checks, _stack
+from ansible_collections.ascend.sglang.plugins.module_utils._ops import pending_text
+from ansible_collections.ascend.sglang.plugins.module_utils._started import pending_rows
+from ansible_collections.ascend.sglang.plugins.module_utils._units import service_units
 from ansible_collections.ascend.sglang.plugins.module_utils._npu_smi import (
     HEALTH_OK, HEALTH_WARNING, compare_versions, normalize_release,
 )
@@ -73,6 +76,12 @@ class Context:
     # The planned release's reference environment (ReferenceStack.as_dict()) and how a difference counts.
     stack_reference: Mapping[str, Any] | None = None
     stack_policy: str = "warn"
+    # The plan's preflight settings (module_utils/_checks.py): each check's level, the weights mode.
+    preflight: Mapping[str, Any] = dataclasses.field(default_factory=_checks.settings)
+    hccn_tool: str | None = None  # None: the driver's (module_utils/_fabric.py HCCN_TOOL)
+
+    def level(self, check: str) -> str:
+        return _checks.level(self.preflight, check)
 
 
 # --------------------------------------------------------------------------- plan helpers
@@ -113,6 +122,44 @@ def service_devices(svc: Mapping[str, Any]) -> list[int]:
 
 def _services(host_plan: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return list(host_plan.get("services") or [])
+
+
+# hccn_tool query of each fabric check (the TLS switch is compared across hosts on the controller).
+FABRIC_QUERIES = (("link", "npu_link"), ("net_health", "npu_net_health"), ("ip", "npu_ip"), ("tls", "npu_tls"))
+
+
+def server_devices(host_plan: Mapping[str, Any]) -> dict[int, list[str]]:
+    """Device -> the server services of the host that use it."""
+    out: dict[int, list[str]] = {}
+    for svc in _services(host_plan):
+        for device in service_devices(svc):
+            out.setdefault(device, []).append(str(svc.get("name")))
+    return out
+
+
+def talks_to_other_hosts(svc: Mapping[str, Any]) -> bool:
+    """A rank of a multi-node instance (HCCL between nodes) or a PD server (KV transfer between the roles)."""
+    return int(svc.get("nnodes") or 1) > 1 or svc.get("role") in ("prefill", "decode")
+
+
+def fabric_devices(host_plan: Mapping[str, Any]) -> dict[int, list[str]]:
+    """Device -> the services of the host that send traffic over its NIC to other hosts."""
+    out: dict[int, list[str]] = {}
+    for svc in _services(host_plan):
+        if talks_to_other_hosts(svc):
+            for device in service_devices(svc):
+                out.setdefault(device, []).append(str(svc.get("name")))
+    return out
+
+
+def weight_dirs(host_plan: Mapping[str, Any]) -> dict[str, list[str]]:
+    """Model directory (the model, the draft model) -> the services of the host that load it."""
+    out: dict[str, list[str]] = {}
+    for svc in _services(host_plan):
+        for path, kind, _unused in _model_paths(svc):
+            if kind == "dir":
+                out.setdefault(path, []).append(str(svc.get("name")))
+    return out
 
 
 def _container(host_plan: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -273,9 +320,19 @@ def requirements(host_plan: Mapping[str, Any], ctx: Context) -> dict[str, Any]:
             runtimes[runtime["key"]] = runtime
         if ctx.mode == "doctor" and svc.get("health_url"):
             health.append({"service": str(svc.get("name")), "url": str(svc["health_url"])})
+    fabric = fabric_devices(host_plan)
+    queries = [query for query, check in FABRIC_QUERIES if ctx.level(check) != "off"]
     return {
         "npu": _is_server_host(host_plan),
         "toolkit": _is_server_host(host_plan) and container is None,
+        # The NPU NICs of the devices whose services talk to other hosts (module_utils/_fabric.py).
+        "fabric": {"devices": sorted(fabric), "queries": queries} if fabric and queries else None,
+        "npu_health": sorted(server_devices(host_plan)) if ctx.level("npu_health") != "off" else [],
+        "hardware": ctx.hardware,
+        "weights": ({"paths": sorted(weight_dirs(host_plan)), "full": ctx.preflight.get("weights") == "full"}
+                    if ctx.level("weights") != "off" and weight_dirs(host_plan) else None),
+        # doctor: whether each service and its watchdog run the files they have now (module_utils/_started.py).
+        "started": [unit for name in units for unit in service_units(name)] if ctx.mode == "doctor" else [],
         "container": container,
         "paths": paths,
         # Bind addresses may be host names (sglang_host_ip: node1): the host resolves them itself.
@@ -365,7 +422,11 @@ def _check_npu(out: _Out, host_plan: Mapping[str, Any], observed: Mapping[str, A
                 continue
             where = f"device {index} (NPU {chip['npu']} chip {chip['chip']})"
             health = str(chip.get("health") or "")
-            if health == HEALTH_OK:
+            # npu-smi info -t health per chip (npu_health, module_utils/_fabric_checks.py) says more than the
+            # table's Health column when it was asked; an off check reports neither.
+            if "npu_health" in observed or ctx.level("npu_health") == "off":
+                pass
+            elif health == HEALTH_OK:
                 out.add("device_health", OK, f"{where}: OK", "OK", service=name)
             elif health == HEALTH_WARNING:
                 out.add("device_health", WARN, f"{where}: {health}", "OK",
@@ -381,9 +442,12 @@ def _check_npu(out: _Out, host_plan: Mapping[str, Any], observed: Mapping[str, A
                 listed = ", ".join(
                     f"pid {p['pid']} {p['name']}" + (f" ({p['memory_mb']} MB)" if p.get("memory_mb") is not None else "")
                     for p in foreign)
-                out.add("device_idle", FAIL, f"{where} held by {listed}", "no process on the device",
-                        f"stop it (e.g. `kill {foreign[0]['pid']}`) or move the service to free devices "
-                        "(--base-gpu-id)", service=name)
+                owner = (observed.get("owners") or {}).get(str(foreign[0].get("pid"))) or ""
+                fix = (f"a unit of an earlier deployment still runs on it: `systemctl disable --now {owner}`"
+                       if owner.startswith("sglang-") else
+                       f"stop it (e.g. `kill {foreign[0]['pid']}`) or move the service to free devices (--base-gpu-id)")
+                out.add("device_idle", FAIL, f"{where} held by {listed}" + (f" ({owner})" if owner else ""),
+                        "no process on the device", fix, service=name)
             elif procs:
                 out.add("device_idle", OK, f"{where} held by this deployment's {name}", "idle or ours", service=name)
             else:
@@ -719,6 +783,15 @@ def _check_doctor(out: _Out, host_plan: Mapping[str, Any], observed: Mapping[str
         else:
             out.add("service", FAIL, f"{unit.get('active') or 'inactive'} ({unit.get('sub') or '?'})", "active",
                     f"`journalctl -u {name} -n 200` for the cause, then `systemctl restart {name}`", service=name)
+        started = observed.get("started") or {}
+        pending = pending_rows([started[unit] for unit in service_units(name) if unit in started])
+        if pending:
+            out.add("config", WARN, pending_text(pending), "runs the files it has",
+                    "run the deployment again (or restart.yml -e sglang_restart_only=pending): it restarts the "
+                    "instance; an earlier run was cut short after writing the files, or they were edited by hand",
+                    service=name)
+        elif state == "running" and f"{name}.service" in started:
+            out.add("config", OK, "current", "runs the files it has", service=name)
         url = svc.get("health_url")
         if url and name in health:
             result = health[name] or {}
@@ -746,6 +819,13 @@ def check_host(host: str, host_plan: Mapping[str, Any], observed: Mapping[str, A
     _check_peers(out, host_plan, observed, ctx)
     _check_runtimes(out, host_plan, observed, ctx)
     _check_stack(out, host_plan, observed, ctx)
+    levels = {check: ctx.level(check) for check in _checks.CHECKS}
+    _fabric_checks.check_nics(out.add, observed.get("fabric"), fabric_devices(host_plan), levels,
+                              needs_conf=bool(fabric_devices(host_plan)))
+    if "npu_health" in observed:
+        _fabric_checks.check_health(out.add, observed.get("npu_health"), server_devices(host_plan),
+                                    levels["npu_health"])
+    _fabric_checks.check_weights(out.add, observed.get("weights"), weight_dirs(host_plan), levels["weights"])
     if ctx.mode == "doctor":
         _check_doctor(out, host_plan, observed)
     return out.items
@@ -832,9 +912,10 @@ def render_table(findings: Iterable[Finding], include_ok: bool = False,
 
 
 def report(results: Mapping[str, Mapping[str, Any] | None], mode: str = "preflight",
-           profile: str | None = None) -> dict[str, Any]:
-    """The JSON document: overall status + exit code, per-host status, every finding."""
-    findings = aggregate(results)
+           profile: str | None = None, extra: Iterable[Finding] = ()) -> dict[str, Any]:
+    """The JSON document: overall status + exit code, per-host status, every finding (``extra``: the controller's
+    findings that compare hosts, each filed under its host)."""
+    findings = aggregate(results) + list(extra)
     level = worst(findings)
     hosts: dict[str, Any] = {}
     for host in results:

@@ -22,6 +22,16 @@ STOPPED = frozenset({"inactive", "failed"})
 PROPERTIES = "LoadState,ActiveState,UnitFileState"
 
 
+def watchdog_unit(service: str) -> str:
+    """The instance watchdog unit of a service (plugins/plugin_utils/_watchdog.py writes it)."""
+    return f"sglang-watchdog-{service}.service"
+
+
+def service_units(service: str) -> list[str]:
+    """The units a planned service can have on its host: its own and its watchdog's."""
+    return [f"{service}.service", watchdog_unit(service)]
+
+
 def bad_names(units: Sequence[Mapping[str, Any]]) -> list[str]:
     return [str(u.get("unit")) for u in units if not UNIT_NAME.fullmatch(str(u.get("unit") or ""))]
 

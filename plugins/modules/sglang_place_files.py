@@ -66,6 +66,18 @@ options:
     type: list
     elements: path
     default: []
+  running:
+    description:
+      - Units to judge once the files are in place, read-only; the result is RV(running).
+      - A unit that runs is judged against the start record its C(ExecStartPre) wrote in
+        C(/run/sglang/<unit>.started), the digest of every file it started from (see the role
+        ascend.sglang.sglang_service). It has a restart pending when one of those files differs now, when systemd
+        has not loaded its changed unit file, or when no record of its current start exists.
+      - Saves the caller a round trip, e.g. M(ascend.sglang.sglang_render_files) finds here the services that run
+        other files than their own because an earlier deployment was cut short before it restarted them.
+    type: list
+    elements: str
+    default: []
 extends_documentation_fragment:
   - ascend.sglang.attributes.host
 attributes:
@@ -113,6 +125,18 @@ present:
   returned: always
   type: list
   elements: str
+running:
+  description: Per unit of O(running), whether it runs and has a restart pending.
+  returned: always
+  type: dict
+  sample:
+    sglang-decode-i0-r1.service:
+      unit: sglang-decode-i0-r1.service
+      running: true
+      pending: true
+      reason: files changed since it started
+      files: [/etc/sglang/sglang-decode-i0-r1.env]
+      need_daemon_reload: false
 directories:
   description: One entry per directory, in the order given.
   returned: always
@@ -132,6 +156,8 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.ascend.sglang.plugins.module_utils._place import place_all
+from ansible_collections.ascend.sglang.plugins.module_utils._started import check_units
+from ansible_collections.ascend.sglang.plugins.module_utils._units import bad_names
 
 
 def main() -> None:
@@ -152,9 +178,13 @@ def main() -> None:
                 "required_one_of": [["content", "secret_content"]],
                 "mutually_exclusive": [["content", "secret_content"]]},
             "probe": {"type": "list", "elements": "path", "default": []},
+            "running": {"type": "list", "elements": "str", "default": []},
         },
         supports_check_mode=True,
     )
+    bad = bad_names([{"unit": unit} for unit in module.params["running"]])
+    if bad:
+        module.fail_json(msg=f"running: not a unit name ending in .service: {', '.join(bad)}")
     try:
         directories = [{"path": d["path"], "mode": int(d["mode"], 8)} for d in module.params["directories"]]
         files = []
@@ -167,6 +197,8 @@ def main() -> None:
     except (OSError, KeyError, ValueError) as exc:
         module.fail_json(msg=f"placing the files failed: {exc}")
     result["present"] = [path for path in module.params["probe"] if os.path.lexists(path)]
+    result["running"] = check_units(module.params["running"], module.run_command,
+                                    module.get_bin_path("systemctl") if module.params["running"] else None)
     diff = result.pop("diff")
     if diff:
         result["diff"] = diff

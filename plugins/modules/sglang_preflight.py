@@ -28,6 +28,17 @@ description:
     C(torch.npu.device_count()). Findings: an import error (its text), torch and torch_npu of different
     major.minor, deep-ep built for another CANN than the host's toolkit, fewer NPUs visible than the host's
     services use (C(--base-gpu-id) counted), versions other than the reference environment (I(stack_policy))."
+  - "Fabric, NPU health and weights (each at the level of I(preflight), the plan's C(sglang_preflight_checks)):
+    for each NPU a service talking to other hosts uses (ranks of multi-node instances, prefill and decode servers),
+    C(hccn_tool -i N -link -g), C(-net_health -g), C(-ip -g) (equal to C(address_N) of C(/etc/hccn.conf), which
+    must exist) and C(-tls -g) (compared across hosts by M(ascend.sglang.sglang_preflight_report)), one device's
+    queries after the other with retries on C(hccn_tool is busy); C(npu-smi info -t health -i N -c C) for each chip
+    a server uses; each model directory's files, sizes, small files' digests and the shards its safetensors index
+    names (with C(full) weights, every file's digest, cached by size, mtime and inode in
+    C(/var/cache/sglang/weights-digests.json), not written in check mode)."
+  - "C(ping) mode runs the pings the controller planned for this host (I(pings), from the filter
+    ascend.sglang.sglang_ping_plan): C(hccn_tool -i N -ping -g address <peer device IP>); any loss is a finding
+    naming both ends."
   - In C(doctor) mode also the systemd state of every planned service and the rank-0 C(/health) answer.
   - Usually called through the action plugin of the same name, which needs only C(mode) and the thresholds.
 version_added: 0.2.0
@@ -55,8 +66,9 @@ options:
       - "C(stack) checks the server interpreter's stack alone (its release, imports, torch_npu vs torch, visible
         NPUs, deep-ep vs the host's CANN, the reference environment): deploy.yml runs it right after the roles
         installed the stack (C(sglang_server_install)), before any file of a service is written."
+      - C(ping) runs I(pings) only.
     type: str
-    choices: [preflight, doctor, stack]
+    choices: [preflight, doctor, stack, ping]
     default: preflight
   min_driver_version:
     description: Minimum NPU driver version (e.g. C(25.2.0)); none checks presence only.
@@ -87,6 +99,21 @@ options:
     type: str
     choices: [warn, fail, "off"]
     default: warn
+  preflight:
+    description:
+      - The plan's preflight settings (C(checks) - check name to C(fail), C(warn) or C(off); C(weights) - C(quick) or
+        C(full)), filled by the action plugin from C(sglang_plan.preflight). Missing checks count as C(fail).
+    type: dict
+  hccn_tool:
+    description: The NPU driver's RoCE NIC tool (C(sglang_hccn_tool)).
+    type: path
+    default: /usr/local/Ascend/driver/tools/hccn_tool
+  pings:
+    description:
+      - C(ping) mode, the pings of this host (C(device), C(address), C(peer), C(peer_device), C(why)).
+    type: list
+    elements: dict
+    default: []
   installed_by_roles:
     description:
       - Packages (C(sglang), C(sglang-router)) the deployment's roles install before they start the services
@@ -139,7 +166,8 @@ status:
   returned: always
   type: str
 observed:
-  description: What was looked at (npu, driver, toolkit, paths, nics, listeners, units, routes, probes, runtimes, owners).
+  description: What was looked at (npu, driver, toolkit, paths, nics, listeners, units, routes, probes, runtimes, owners,
+    fabric, npu_health, weights; C(pings) in ping mode), with the raw output of hccn_tool and npu-smi.
   returned: always
   type: dict
 requirements:
@@ -150,9 +178,11 @@ requirements:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.ascend.sglang.plugins.module_utils._host_probe import DRIVER_INFO, TOOLKIT_INFO, observe
+from ansible_collections.ascend.sglang.plugins.module_utils._fabric import HCCN_TOOL, run_pings
+from ansible_collections.ascend.sglang.plugins.module_utils._fabric_checks import check_pings
+from ansible_collections.ascend.sglang.plugins.module_utils._host_probe import DRIVER_INFO, TOOLKIT_INFO, observe, run
 from ansible_collections.ascend.sglang.plugins.module_utils._preflight import (
-    STATUS_WORDS, Context, check_host, requirements, worst,
+    STATUS_WORDS, Context, Finding, check_host, fabric_devices, requirements, worst,
 )
 
 
@@ -164,7 +194,7 @@ def main() -> None:
             "profile": {"type": "str"},
             "hardware": {"type": "str", "choices": ["A2", "A3"]},
             "releases": {"type": "dict", "default": {}},
-            "mode": {"type": "str", "choices": ["preflight", "doctor", "stack"], "default": "preflight"},
+            "mode": {"type": "str", "choices": ["preflight", "doctor", "stack", "ping"], "default": "preflight"},
             "min_driver_version": {"type": "str"},
             "min_cann_version": {"type": "str"},
             "min_hbm_free_ratio": {"type": "float"},
@@ -176,23 +206,41 @@ def main() -> None:
             "installed_by_roles": {"type": "list", "elements": "str", "default": []},
             "stack_reference": {"type": "dict"},
             "stack_policy": {"type": "str", "choices": ["warn", "fail", "off"], "default": "warn"},
+            "preflight": {"type": "dict"},
+            "hccn_tool": {"type": "path", "default": HCCN_TOOL},
+            "pings": {"type": "list", "elements": "dict", "default": []},
         },
         supports_check_mode=True,
     )
     p = module.params
     host_plan = p["host_plan"] or {}
     hostname = p["hostname"] or module.params.get("hostname") or "localhost"
+    if p["mode"] == "ping":
+        ping(module, hostname, host_plan)
     ctx = Context(mode=p["mode"], hardware=p["hardware"], releases=dict(p["releases"] or {}),
                   min_driver_version=p["min_driver_version"], min_cann_version=p["min_cann_version"],
                   min_hbm_free_ratio=p["min_hbm_free_ratio"], profile=p["profile"],
                   installed_by_roles=frozenset(p["installed_by_roles"]),
-                  stack_reference=p["stack_reference"], stack_policy=p["stack_policy"])
+                  stack_reference=p["stack_reference"], stack_policy=p["stack_policy"],
+                  preflight=p["preflight"] or {}, hccn_tool=p["hccn_tool"])
     req = requirements(host_plan, ctx)
     observed = observe(req, npu_smi=p["npu_smi"], driver_info=p["driver_info"], toolkit_info=p["toolkit_info"],
-                       probe_timeout=p["probe_timeout"], runtime_timeout=p["runtime_timeout"])
+                       probe_timeout=p["probe_timeout"], runtime_timeout=p["runtime_timeout"],
+                       hccn_tool=p["hccn_tool"], check_mode=module.check_mode)
     findings = check_host(hostname, host_plan, observed, ctx)
     module.exit_json(changed=False, findings=[f.as_dict() for f in findings], status=STATUS_WORDS[worst(findings)],
                      observed=observed, requirements=req)
+
+
+def ping(module: AnsibleModule, hostname: str, host_plan: dict) -> None:
+    """Mode ping: the pings the controller planned for this host (plugins/plugin_utils/_fleet_checks.py)."""
+    p = module.params
+    level = str(((p["preflight"] or {}).get("checks") or {}).get("npu_ping") or "fail")
+    results = run_pings(lambda argv: run(argv, timeout=max(p["runtime_timeout"], 10.0)), p["pings"], p["hccn_tool"])
+    findings: list[Finding] = []
+    check_pings(lambda *a, **k: findings.append(Finding(hostname, *a, **k)), results, fabric_devices(host_plan), level)
+    module.exit_json(changed=False, findings=[f.as_dict() for f in findings], status=STATUS_WORDS[worst(findings)],
+                     observed={"pings": results})
 
 
 if __name__ == "__main__":

@@ -27,6 +27,16 @@ options:
     description: Name of the registered per-host result.
     type: str
     default: sglang_preflight_result
+  ping_var:
+    description:
+      - Name of the registered per-host result of the pings (M(ascend.sglang.sglang_preflight) in C(ping) mode);
+        its findings join the host's. Omit when no pings ran.
+    type: str
+  plan:
+    description:
+      - The plan. With it, the checks that compare hosts are decided here from the hosts' observations (the TLS
+        switch of every NPU, the model files of every host loading one model directory).
+    type: dict
   json_path:
     description: Write the report here (controller path). Omit to write nothing.
     type: path

@@ -12,6 +12,10 @@ description:
   - Runs on a host of the plan and changes nothing. For every given service it reads
     C(systemctl show) (load/active/sub state, restarts, time it became active), computes its uptime,
     and, where the service has a health URL, sends one bounded GET to it.
+  - For a service and its watchdog that run, whether they run the files they have now, from each unit's start
+    record (C(/run/sglang/<unit>.started), written by its C(ExecStartPre)) against the files on disk. A unit whose
+    files changed after its start (a deployment cut short before its restart, a file edited by hand) has a restart
+    pending.
   - For a router service it also reads the router's view of its workers (C(GET /workers) of
     sglang-router 0.3.0). A C(--mini-lb) router has no worker API; that is reported, not an error.
   - M(ascend.sglang.sglang_status_report) turns every host's result into one table.
@@ -48,7 +52,9 @@ services:
   description: Per service name, C(load_state), C(state) (ActiveState), C(sub_state), C(main_pid), C(restarts),
     C(uptime_s), C(health) (HTTP status or error text, C(-) without a health URL) and, for routers, C(workers)
     (the C(GET /workers) answer) or C(workers_error); C(watchdog) (the watchdog's state, C(status), C(last_check), C(last_check_age_s),
-    C(restarts) in its window, C(restarts_total), C(given_up), C(reason)) where a watchdog runs.
+    C(restarts) in its window, C(restarts_total), C(given_up), C(reason)) where a watchdog runs;
+    C(pending) (the service's and its watchdog's restarts pending, each C(unit), C(reason), C(files); empty when both
+    run their files).
   returned: always
   type: dict
 """
@@ -61,6 +67,8 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.ascend.sglang.plugins.module_utils._http import http_get
 from ansible_collections.ascend.sglang.plugins.module_utils._ops import parse_systemctl_show, uptime_seconds
+from ansible_collections.ascend.sglang.plugins.module_utils._started import check_units, pending_rows
+from ansible_collections.ascend.sglang.plugins.module_utils._units import service_units
 
 PROPS = "LoadState,ActiveState,SubState,MainPID,NRestarts,ActiveEnterTimestampMonotonic"
 
@@ -91,6 +99,8 @@ def main():
     systemctl = module.get_bin_path("systemctl", required=True)
     with open("/proc/uptime", encoding="ascii") as handle:
         now = float(handle.read().split()[0])
+    names = [str(svc["name"]) for svc in module.params["services"]]
+    started = check_units([unit for name in names for unit in service_units(name)], module.run_command, systemctl)
     out = {}
     for svc in module.params["services"]:
         name = str(svc["name"])
@@ -119,6 +129,7 @@ def main():
                 if row["workers"] is None:
                     row["workers_error"] = f"GET /workers: {answer.label()}"
         row["watchdog"] = _watchdog_state(os.path.join(module.params["watchdog_state_dir"], name + ".json"))
+        row["pending"] = pending_rows([started[unit] for unit in service_units(name)])
         out[name] = row
     module.exit_json(changed=False, services=out)
 

@@ -51,9 +51,16 @@ healthy:
   description: Every service active and every health endpoint answering 200.
   returned: always
   type: bool
+restarts_pending:
+  description: The services that run other files than their own, or whose watchdog does (a deployment cut short
+    after writing the files and before restarting them, a file edited by hand); rerunning the deployment restarts
+    them, as does C(restart.yml -e sglang_restart_only=pending).
+  returned: always
+  type: list
+  elements: str
 rows:
   description: One dict per service (host, service, role, instance, node_rank, port, state, health, uptime_s, uptime,
-    router_view, restarts).
+    router_view, restarts, config, pending).
   returned: always
   type: list
   elements: dict

@@ -42,6 +42,8 @@ SHM_RE = re.compile(r"[1-9][0-9]{0,6}[bkmg]")
 NPU_CONTROL_DEVICES = ("/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc")
 # Host files of the NPU driver the image does not carry (it must match the kernel module): mounted read-only.
 DRIVER_MOUNTS = ("/usr/local/Ascend/driver", "/usr/local/dcmi", "/usr/local/bin/npu-smi", "/etc/ascend_install.info")
+# The NPU NICs' addresses, read by HCCL and the KV transfer in the container.
+HCCN_CONF = "/etc/hccn.conf"
 # Inventory paths a server reads (model weights, EAGLE3 draft, expert placement): mounted read-only at the
 # same path, so the argv is unchanged.
 MODEL_PATH_VARS = {"model_path": "sglang_model_path", "draft_model_path": "sglang_draft_model_path",
@@ -155,9 +157,11 @@ def npu_ids(node_devices: int, base_gpu_id: int, devices_per_node: int | None) -
 
 def service_container(settings: Settings, name: str, npus: Sequence[int] | None, model_paths: Sequence[str],
                       env_names: Sequence[str], cann_sources: Sequence[str],
-                      secret_flags: Sequence[str]) -> dict[str, Any]:
+                      secret_flags: Sequence[str], *, fabric: bool = False) -> dict[str, Any]:
     """One service's container: devices, mounts and the engine command that precedes its argv.
-    ``npus`` is None for the router (no NPU, no driver)."""
+    ``npus`` is None for the router (no NPU, no driver). ``fabric``: its NPUs talk to other hosts (a rank of a
+    multi-node instance, a PD server): the host's /etc/hccn.conf is mounted read-only, as Ascend's images expect
+    (without it the service starts and its KV transfer or HCCL links fail)."""
     devices: list[str] = []
     mounts: list[str] = []
     visible: str | None = None
@@ -169,6 +173,8 @@ def service_container(settings: Settings, name: str, npus: Sequence[int] | None,
             devices = [f"/dev/davinci{n}" for n in npus] + list(NPU_CONTROL_DEVICES)
             mounts = [f"{path}:{path}:ro" for path in DRIVER_MOUNTS]
         mounts += [f"{path}:{path}:ro" for path in dict.fromkeys(model_paths)]
+        if fabric:
+            mounts.append(f"{HCCN_CONF}:{HCCN_CONF}:ro")
     run = [settings.engine, "run", "--rm", "--pull", "never", "--name", name, "--network", "host", "--ipc", "host"]
     if settings.engine == "docker":
         # With --ipc host the container shares the host's /dev/shm; podman refuses --shm-size with it.

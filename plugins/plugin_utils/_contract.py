@@ -21,6 +21,7 @@ import math
 import re
 from typing import Any, Callable, Mapping
 
+from ansible_collections.ascend.sglang.plugins.module_utils import _checks
 from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector
 
 # C0 controls, DEL and C1 controls: none may reach a file on a host.
@@ -372,6 +373,35 @@ def check_deployment_vars(variables: Mapping[str, Any], errors: Collector) -> No
     for name in ("sglang_release", "sglang_router_release"):
         if variables.get(name) is not None:
             release(variables[name], errors, Where(name))
+
+
+def preflight_settings(variables: Mapping[str, Any], errors: Collector) -> dict[str, Any]:
+    """sglang_preflight_checks (check name -> fail | warn | off) and sglang_preflight_weights (quick | full), as the
+    plan carries them (every check with its level)."""
+    checks: dict[str, str] = {}
+    raw = variables.get("sglang_preflight_checks")
+    where = Where("sglang_preflight_checks")
+    if raw is not None and not isinstance(raw, Mapping):
+        where.add(errors, f"must be a mapping of check name to fail, warn or off, got {_type_name(raw)} {_shown(raw)}")
+    for name, value in (raw or {}).items() if isinstance(raw, Mapping) else ():
+        shown = name if isinstance(name, str) and len(name) <= 40 and not CONTROL_RE.search(name) else _shown(name)
+        if not isinstance(name, str) or name not in _checks.CHECKS:
+            Where(f"sglang_preflight_checks.{shown}").add(
+                errors, f"is not a preflight check; the checks are {', '.join(_checks.CHECKS)}")
+            continue
+        # A bare YAML `off` arrives as false.
+        word = "off" if value is False else value
+        if word not in _checks.LEVELS:
+            Where(f"sglang_preflight_checks.{name}").add(
+                errors, f"must be one of {', '.join(_checks.LEVELS)}, got {_type_name(value)} {_shown(value)}")
+            continue
+        checks[name] = word
+    weights = variables.get("sglang_preflight_weights")
+    if weights is not None and weights not in _checks.WEIGHTS_MODES:
+        Where("sglang_preflight_weights").add(
+            errors, f"must be one of {', '.join(_checks.WEIGHTS_MODES)}, got {_type_name(weights)} {_shown(weights)}")
+        weights = None
+    return _checks.settings(checks, weights)
 
 
 # ---- overrides ---------------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from ansible_collections.ascend.sglang.plugins.module_utils._started import record_path
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _watchdog
 from ansible_collections.ascend.sglang.plugins.plugin_utils._contract import CONTROL_RE
 
@@ -24,6 +25,8 @@ ETC, LIBEXEC, SYSTEMD, SYSCTL = "etc_dir", "libexec_dir", "systemd_dir", "sysctl
 SERVICE_KINDS = ("env", "secrets", "launcher", "unit")
 WATCHDOG_KINDS = ("watchdog_config", "watchdog_unit")
 HOST_KINDS = ("cann_env", "sysctl")
+# The program every unit's ExecStartPre runs to record the files it starts from (module_utils/_started.py).
+RECORD_PROGRAM = "sglang_record_start.sh"
 
 # Settings a host's files depend on, with the role defaults (roles/sglang_service/defaults/main.yml).
 DEFAULT_SETTINGS = {
@@ -100,6 +103,29 @@ def summary(svc: dict) -> str:
     return json.dumps(record, indent=4, sort_keys=True, separators=(",", ": ")) + "\n"
 
 
+def start_record(cfg: dict, unit: str, files: list) -> dict:
+    """What a unit's ExecStartPre runs: the record program, the unit's record and the files it starts from."""
+    return {"program": f"{cfg[LIBEXEC]}/{RECORD_PROGRAM}", "path": record_path(unit), "files": files}
+
+
+def service_files(cfg: dict, svc: dict) -> list:
+    """The files a service starts from, in the order its start record lists them: its environment, secrets,
+    launcher and unit, and cann_env.sh, which its launcher sources (host runtime; a container's image brings CANN).
+    The container's run settings are in the launcher and the unit."""
+    name = svc["name"]
+    files = [f"{cfg[ETC]}/{name}.env"] + ([f"{cfg[ETC]}/{name}.secrets"] if svc.get("secret_flags") else [])
+    files += [f"{cfg[LIBEXEC]}/{name}.sh", f"{cfg[SYSTEMD]}/{name}.service"]
+    if not svc.get("container"):
+        files.append(f"{cfg[ETC]}/cann_env.sh")
+    return files
+
+
+def watchdog_files(cfg: dict, name: str) -> list:
+    """The files a service's watchdog starts from: its configuration, its unit and the shared program."""
+    return [f"{cfg[ETC]}/{_watchdog.config_name(name)}", f"{cfg[SYSTEMD]}/{_watchdog.unit_name(name)}",
+            f"{cfg[LIBEXEC]}/{_watchdog.PROGRAM}"]
+
+
 def host_files(host_plan: dict, settings: dict | None = None, *, roles=None, kinds=None, render: bool = False,
                profile: str = "", secrets: dict | None = None, check: bool = True) -> list:
     """The files of one host's plan entry, in writing order. roles: service roles to include (None: all, and
@@ -114,8 +140,11 @@ def host_files(host_plan: dict, settings: dict | None = None, *, roles=None, kin
     unit_vars = {"sglang_tpl_profile": profile, "sglang_tpl_etc_dir": cfg[ETC], "sglang_tpl_libexec_dir": cfg[LIBEXEC],
                  "sglang_tpl_restart_sec": cfg["restart_sec"], "sglang_tpl_timeout_stop_sec": cfg["timeout_stop_sec"],
                  "sglang_tpl_limit_nofile": cfg["limit_nofile"]}
-    # The host's own files belong to no role: listed when no roles are selected.
-    files = [] if roles is not None else [
+    # The host's own files belong to no role: listed when no roles are selected. The record program comes
+    # before any unit that runs it: a run cut short between two files never leaves a unit without it.
+    files = [] if render or not services else [
+        FileSpec("record_program", LIBEXEC, RECORD_PROGRAM, "0755", src=RECORD_PROGRAM)]
+    files += [] if roles is not None else [
         FileSpec("cann_env", ETC, "cann_env.sh", "0644", "cann_env.sh", template="cann_env.sh.j2",
                  variables={"sglang_tpl_cann": host_plan.get("cann") or {}}),
         FileSpec("sysctl", SYSCTL, "90-sglang.conf", "0644", "sysctl.conf", template="sysctl.conf.j2",
@@ -135,8 +164,10 @@ def host_files(host_plan: dict, settings: dict | None = None, *, roles=None, kin
                                   sensitive=True, owner="root", group="root"))
         files.append(FileSpec("launcher", LIBEXEC, name + ".sh", "0755", name + ".sh", service=name,
                               template="sglang.sh.j2", variables=dict(unit_vars, sglang_tpl_service=bare)))
+        record = start_record(cfg, name + ".service", service_files(cfg, svc))
         files.append(FileSpec("unit", SYSTEMD, name + ".service", "0644", name + ".service", service=name,
-                              template="sglang.service.j2", variables=dict(unit_vars, sglang_tpl_service=bare)))
+                              template="sglang.service.j2",
+                              variables=dict(unit_vars, sglang_tpl_service=bare, sglang_tpl_record=record)))
     wd_settings = watchdog_settings(cfg)
     watch = _watchdog.watched([_without_env(s) for s in services], wd_settings)
     if watch and not render:
@@ -150,7 +181,8 @@ def host_files(host_plan: dict, settings: dict | None = None, *, roles=None, kin
         files.append(FileSpec("watchdog_unit", SYSTEMD, unit_name, "0644", unit_name, service=name,
                               template="sglang-watchdog.service.j2",
                               variables={"sglang_tpl_service": svc, "sglang_tpl_watchdog_python": cfg["watchdog_python"],
-                                         "sglang_tpl_libexec_dir": cfg[LIBEXEC], "sglang_tpl_etc_dir": cfg[ETC]}))
+                                         "sglang_tpl_libexec_dir": cfg[LIBEXEC], "sglang_tpl_etc_dir": cfg[ETC],
+                                         "sglang_tpl_record": start_record(cfg, unit_name, watchdog_files(cfg, name))}))
     if kinds is not None:
         files = [f for f in files if f.kind in kinds]
     if render:

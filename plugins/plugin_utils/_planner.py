@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping
 
+from ansible_collections.ascend.sglang.plugins.module_utils import _checks
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _container
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _contract as contract
 from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector
@@ -94,6 +95,9 @@ class Plan:
     cards: float  # cards the servers of this deployment occupy (output tok/s per card divides by it)
     runtime: str = "host"  # sglang_runtime: host | container
     container: dict[str, Any] | None = None  # the deployment's container settings (engine, image, ...)
+    hardware: str = ""  # the profile's A2 / A3: preflight checks the hosts against it
+    # Preflight settings: each check's level and the weights mode (module_utils/_checks.py).
+    preflight: dict[str, Any] = dataclasses.field(default_factory=_checks.settings)
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -252,6 +256,7 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
     secret_flags = contract.check_secrets(inv.variables.get("sglang_secrets"), scope, errors)
     _check_secret_flags(secret_flags, specs, releases, errors)
     settings = _container_settings(profile, inv, releases, inv_values, errors)
+    preflight = contract.preflight_settings(inv.variables, errors)
     errors.raise_if_any()
     model_paths = [str(inv_values[k]) for k in _container.MODEL_PATH_VARS if inv_values.get(k)]
 
@@ -312,7 +317,8 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
                     svc.container = _container.service_container(
                         settings, name, _container.npu_ids(NODE_DEVICES[profile.hardware], spec.base_gpu_id,
                                                            spec.devices_per_node),
-                        model_paths, list(svc.env), spec.cann.sources, svc.secret_flags)
+                        model_paths, list(svc.env), spec.cann.sources, svc.secret_flags,
+                        fabric=inst.nnodes > 1 or role in ("prefill", "decode"))
                 hosts.setdefault(host.name, HostPlan(host_tuning=dict(profile.host_tuning), cann={}, services=[]))
                 _merge_cann(hosts[host.name], spec.cann)
                 hosts[host.name].services.append(svc)
@@ -359,6 +365,7 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
         hosts[name].services.append(svc)
 
     _check_ports(hosts, inv, errors)
+    check_hccl_timeouts(hosts, errors)
     errors.raise_if_any()
     return Plan(profile=profile.id, title=profile.title, deploy_mode=profile.deploy_mode,
                 releases=releases, supported_releases=supported, release_changes=changes, hosts=hosts,
@@ -366,7 +373,29 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
                 bench=_bench_in(settings, model_paths, _bench(profile, inv, router_hosts, router_spec, instances, python)),
                 cards=profile.cards_used({role: len(inv.groups[role]) for role in profile.server_roles}),
                 runtime="container" if settings is not None else "host",
-                container=settings.as_dict() if settings is not None else None)
+                container=settings.as_dict() if settings is not None else None,
+                hardware=profile.hardware, preflight=preflight)
+
+
+# Every rank of an instance must wait as long for its peers: ranks with other timeouts fail in ways that are hard
+# to read (one gives up on a link set-up the others still wait for). HCCL_CONNECT_TIMEOUT is 120..7200 s.
+HCCL_TIMEOUTS = ("HCCL_CONNECT_TIMEOUT", "HCCL_EXEC_TIMEOUT")
+
+
+def check_hccl_timeouts(hosts: Mapping[str, HostPlan], errors: Collector) -> None:
+    """The HCCL timeouts of the ranks of each instance are equal (profile env or sglang_overrides)."""
+    ranks: dict[str, list[Service]] = {}
+    for host_plan in hosts.values():
+        for svc in host_plan.services:
+            ranks.setdefault(svc.instance_key, []).append(svc)
+    for key, services in ranks.items():
+        for var in HCCL_TIMEOUTS:
+            values = {svc.inventory_host: svc.env.get(var) for svc in services}
+            if len(set(values.values())) > 1:
+                shown = ", ".join(f"{host}: {value if value is not None else 'unset'}" for host, value in values.items())
+                errors.add(f"the ranks of instance {key} must use one {var}, got {shown}",
+                           group=services[0].role, host=services[0].inventory_host,
+                           variable=f"sglang_overrides.{services[0].role}.env.{var}")
 
 
 def _container_settings(profile: Profile, inv: Inventory, releases: Mapping[str, str], inv_values: Mapping[str, Any],

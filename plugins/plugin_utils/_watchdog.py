@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
+from ansible_collections.ascend.sglang.plugins.module_utils._units import watchdog_unit
+
 # Role variables the watchdog files depend on (roles/sglang_service/defaults/main.yml).
 SETTINGS = ("sglang_watchdog_enabled", "sglang_watchdog_single_node", "sglang_watchdog_interval",
             "sglang_watchdog_timeout", "sglang_watchdog_failures", "sglang_watchdog_startup_grace",
@@ -60,7 +62,7 @@ def config(svc: Mapping[str, Any], settings: Mapping[str, Any]) -> dict[str, Any
 
 def unit_name(service: str) -> str:
     """The watchdog unit of a service (in sglang_systemd_dir)."""
-    return f"sglang-watchdog-{service}.service"
+    return watchdog_unit(service)
 
 
 def config_name(service: str) -> str:

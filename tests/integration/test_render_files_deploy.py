@@ -26,7 +26,8 @@ SERVICE = {"name": "sglang-decode-i0-r0", "role": "decode", "instance": 0, "node
            "secret_flags": ["--api-key"] if ROOT_USER else [],
            "watchdog": {"instance_label": "decode instance 0", "health_url": "http://127.0.0.1:8001/health_generate",
                         "members": [{"host": "h", "node_rank": 0, "service": "sglang-decode-i0-r0"}]}}
-OTHER = dict(SERVICE, name="sglang-decode-i1-r0", instance=1, nnodes=1, env={"HCCL_BUFFSIZE": "600"})
+OTHER = dict(SERVICE, name="sglang-decode-i1-r0", instance=1, instance_key="decode-i1", nnodes=1,
+             env={"HCCL_BUFFSIZE": "600"})
 
 
 def run(tmp: Path, services: list, *flags: str, settings: dict | None = None) -> tuple[dict, str]:
@@ -65,12 +66,19 @@ def test_deploy_mode_writes_reports_and_restarts_like_the_template_tasks(tmp_pat
     want = {f"etc/{SERVICE['name']}.env": 0o640, f"etc/{OTHER['name']}.env": 0o640,
             f"libexec/{SERVICE['name']}.sh": 0o755, f"libexec/{OTHER['name']}.sh": 0o755,
             f"systemd/{SERVICE['name']}.service": 0o644, f"systemd/{OTHER['name']}.service": 0o644,
-            "libexec/sglang_watchdog.py": 0o755, f"etc/{SERVICE['name']}.watchdog.json": 0o644,
+            "libexec/sglang_watchdog.py": 0o755, "libexec/sglang_record_start.sh": 0o755,
+            f"etc/{SERVICE['name']}.watchdog.json": 0o644,
             f"systemd/sglang-watchdog-{SERVICE['name']}.service": 0o644}
     if ROOT_USER:  # secret files are owned by root
         want.update({f"etc/{SERVICE['name']}.secrets": 0o600, f"etc/{OTHER['name']}.secrets": 0o600})
     assert modes == want
     assert first["watched"] == [SERVICE["name"]] and first["daemon_reload"]
+    # Each unit records the files it starts from (module_utils/_started.py): the program its ExecStartPre runs is
+    # the one placed here. No systemd here: nothing runs, nothing is pending.
+    unit = (tmp_path / "systemd" / f"{SERVICE['name']}.service").read_text()
+    assert (f"ExecStartPre=-{tmp_path}/libexec/sglang_record_start.sh /run/sglang/{SERVICE['name']}.service.started "
+            f"{tmp_path}/etc/{SERVICE['name']}.env") in unit
+    assert first["pending"] == [] and [s["running"] for s in first["services"]] == [False, False]
     # New units: nothing installed before to stop first.
     assert first["stop_services"] == [] and first["pause_watchdogs"] == []
 

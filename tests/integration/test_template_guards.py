@@ -21,8 +21,11 @@ pytestmark = pytest.mark.ansible
 SERVICE = {"name": "sglang-mixed-i0-r0", "role": "mixed", "instance": 0, "node_rank": 0, "nnodes": 1,
            "instance_key": "mixed-i0", "argv": ["python3", "-m", "sglang.launch_server", "--port", "8000"],
            "env": {"A": "1"}, "secret_flags": []}
+RECORD = {"program": "/usr/local/libexec/sglang/sglang_record_start.sh",
+          "path": "/run/sglang/sglang-mixed-i0-r0.service.started", "files": ["/etc/sglang/sglang-mixed-i0-r0.env"]}
 UNIT = {"sglang_tpl_profile": "p", "sglang_tpl_libexec_dir": "/usr/local/libexec/sglang",
-        "sglang_tpl_restart_sec": 10, "sglang_tpl_timeout_stop_sec": 60, "sglang_tpl_limit_nofile": 1048576}
+        "sglang_tpl_restart_sec": 10, "sglang_tpl_timeout_stop_sec": 60, "sglang_tpl_limit_nofile": 1048576,
+        "sglang_tpl_record": RECORD}
 
 # (case id, template, template vars, text the failure must contain)
 REFUSED = [
@@ -38,6 +41,12 @@ REFUSED = [
      dict(UNIT, sglang_tpl_service=SERVICE, sglang_tpl_libexec_dir="/x\nExecStartPre=/bin/id"), "ExecStart"),
     ("unit path with a blank", "sglang.service.j2",
      dict(UNIT, sglang_tpl_service=SERVICE, sglang_tpl_libexec_dir="/opt/my dir"), "refusing to write ExecStart"),
+    ("unit start record file with a blank", "sglang.service.j2",
+     dict(UNIT, sglang_tpl_service=SERVICE, sglang_tpl_record=dict(RECORD, files=["/etc/my dir/a.env"])),
+     "refusing to write ExecStartPre"),
+    ("unit start record path with a newline", "sglang.service.j2",
+     dict(UNIT, sglang_tpl_service=SERVICE, sglang_tpl_record=dict(RECORD, path="/run/x\nExecStart=/bin/id")),
+     "refusing to write ExecStartPre"),
     ("unit restart sec with a newline", "sglang.service.j2",
      dict(UNIT, sglang_tpl_service=SERVICE, sglang_tpl_restart_sec="1\nExecStartPre=/bin/id"), "RestartSec"),
     ("unit profile with a newline", "sglang.service.j2",

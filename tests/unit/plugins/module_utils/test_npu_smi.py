@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from ansible_collections.ascend.sglang.plugins.module_utils._npu_smi import (
-    compare_versions, driver_version, normalize_release, parse_install_info, parse_npu_smi_info, toolkit_version,
+    compare_versions, driver_version, normalize_release, parse_health, parse_install_info, parse_npu_smi_info,
+    toolkit_version,
 )
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "npu_smi"
+NPU_SMI = Path(__file__).resolve().parents[3] / "standins" / "ascend" / "usr" / "local" / "sbin" / "npu-smi"
 
 
 def load(name: str):
@@ -125,3 +129,88 @@ def test_version_equality_and_release_spelling():
     assert compare_versions("8.0", "8.0.0") == 0
     assert normalize_release("0.5.6.post2") == normalize_release("0.5.6-post2")
     assert normalize_release("0.5.6.post2") != normalize_release("0.5.6")
+
+
+# --- npu-smi info -t health ----------------------------------------------------------------------------------
+
+def test_health_chip_form_published():
+    assert parse_health((FIXTURES / "health_chip_ok.txt").read_text()) == {"health": "OK", "error_code": "NA"}
+
+
+def test_health_npu_form_published():
+    assert parse_health((FIXTURES / "health_npu_310b_ok.txt").read_text()) == {"health": "OK", "error_code": None}
+
+
+def test_health_npu_form_takes_the_worst_chip():
+    text = (FIXTURES / "health_npu_a3_alarm_derived.txt").read_text()
+    assert parse_health(text) == {"health": "Alarm", "error_code": None}
+    assert parse_health(text.replace("Alarm", "Warning")) == {"health": "Warning", "error_code": None}
+    assert parse_health(text.replace(": OK", ": Critical", 1))["health"] == "Critical"
+    assert parse_health(text.replace(": OK", ": UNKNOWN", 1))["health"] == "UNKNOWN"  # ranks worst
+
+
+def test_health_chip_form_with_error_code():
+    assert parse_health((FIXTURES / "health_chip_alarm_derived.txt").read_text()) == {
+        "health": "Alarm", "error_code": "80E18005"}
+
+
+def test_health_na_mcu_and_nothing():
+    mcu_in_container = "\tHealth                         : OK\n\tHealth                         : NA\n"
+    assert parse_health(mcu_in_container)["health"] == "OK"
+    assert parse_health("\tHealth Status                  : NA\n")["health"] == "NA"
+    assert parse_health("") == {"health": None, "error_code": None}
+    assert parse_health("Invalid card id.\n") == {"health": None, "error_code": None}
+
+
+def npu_smi(state_dir, *args):
+    env = dict(os.environ, ASCEND_STANDIN_DIR=str(state_dir))
+    done = subprocess.run(["bash", str(NPU_SMI), *args], env=env, capture_output=True, text=True, timeout=60,
+                          check=False)
+    return done.returncode, done.stdout, done.stderr
+
+
+@pytest.fixture
+def faulty_a3(tmp_path):
+    (tmp_path / "shape").write_text("a3\n")
+    (tmp_path / "faults").write_text("health 5 1 Alarm\nhealth 2 0 Critical 80E18005\nbusy 3 0 4242\n")
+    return tmp_path
+
+
+def test_standin_health_npu_form(faulty_a3):
+    rc, out, _unused = npu_smi(faulty_a3, "info", "-t", "health", "-i", "5")
+    assert rc == 0 and out == (FIXTURES / "health_npu_a3_alarm_derived.txt").read_text()
+    assert parse_health(out)["health"] == "Alarm"
+    healthy = npu_smi(faulty_a3, "info", "-t", "health", "-i", "0")[1]
+    assert parse_health(healthy) == {"health": "OK", "error_code": None}
+
+
+def test_standin_health_chip_form(faulty_a3):
+    assert parse_health(npu_smi(faulty_a3, "info", "-t", "health", "-i", "5", "-c", "0")[1]) == {
+        "health": "OK", "error_code": "NA"}
+    assert parse_health(npu_smi(faulty_a3, "info", "-t", "health", "-i", "5", "-c", "1")[1]) == {
+        "health": "Alarm", "error_code": "NA"}
+    rc, out, _unused = npu_smi(faulty_a3, "info", "-t", "health", "-i", "2", "-c", "0")
+    assert rc == 0 and out == (FIXTURES / "health_chip_alarm_derived.txt").read_text().replace("Alarm", "Critical")
+    assert parse_health(out) == {"health": "Critical", "error_code": "80E18005"}
+
+
+def test_standin_health_ids_out_of_range(faulty_a3):
+    assert npu_smi(faulty_a3, "info", "-t", "health", "-i", "8") == (215, "Invalid card id.\n", "")
+    assert npu_smi(faulty_a3, "info", "-t", "health", "-i", "7", "-c", "2") == (215, "Invalid chip id.\n", "")
+    (faulty_a3 / "shape").write_text("a2\n")
+    assert npu_smi(faulty_a3, "info", "-t", "health", "-i", "7", "-c", "1")[0] == 215
+    rc, out, _unused = npu_smi(faulty_a3, "info", "-t", "health", "-i", "5")
+    assert rc == 0 and "Chip Count                     : 1" in out and parse_health(out)["health"] == "OK"
+
+
+def test_standin_info_table_reads_the_same_directory(faulty_a3):
+    rc, out, _unused = npu_smi(faulty_a3, "info")
+    info = parse_npu_smi_info(out)
+    assert rc == 0 and info.generation == "A3" and len(info.chips) == 16
+    assert {c.index: c.health for c in info.chips if c.health != "OK"} == {4: "Critical", 11: "Alarm"}
+    assert [(p.npu, p.chip, p.pid) for p in info.processes] == [(3, 0, 4242)]
+
+
+def test_standin_other_commands_refused(faulty_a3):
+    rc, out, err = npu_smi(faulty_a3, "info", "-t", "board", "-i", "0")
+    assert rc == 1 and out == "" and "info -t health" in err

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.ascend.sglang.plugins.module_utils._ops import (
-    find_worker, format_duration, healthy, instances, job_failure, job_settled, parse_systemctl_show, render_table,
-    router_view, routers, status_rows, uptime_seconds, wait_target, watchdog_lines, watchdog_text, without_env,
-    worker_body,
+    find_worker, format_duration, healthy, instances, job_failure, job_settled, parse_systemctl_show, pending_instances,
+    pending_services, render_table, router_view, routers, status_rows, uptime_seconds, wait_target, watchdog_lines,
+    watchdog_text, without_env, worker_body,
 )
 from ansible_collections.ascend.sglang.plugins.plugin_utils._planner import plan
 from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import load_profile
@@ -158,6 +158,34 @@ def test_status_names_unreachable_hosts_and_unhealthy_services() -> None:
     assert by_name["sglang-prefill-i0-r0"]["router_view"] == "configured (mini-lb: no worker API)"
     assert by_name["sglang-router-i0"]["router_view"] == "mini-lb: no worker API"
     assert not healthy(rows)
+
+
+def test_status_shows_restarts_pending_and_restart_yml_finds_their_instances() -> None:
+    """A rank that runs other files than its own (module_utils/_started.py) is named with the unit, the reason and
+    the files; it stays healthy (health is what it answers), and restart.yml's "pending" selects its instance."""
+    observed = _observed(PD)
+    rows = status_rows(PD, observed)
+    assert {r["config"] for r in rows} == {"current"} and pending_services(rows) == []
+    assert pending_instances(PD, observed) == []
+    observed["d1"]["services"]["sglang-decode-i0-r1"]["pending"] = [
+        {"unit": "sglang-decode-i0-r1.service", "reason": "files changed since it started",
+         "files": ["/etc/sglang/sglang-decode-i0-r1.env", "/etc/sglang/cann_env.sh"]},
+        {"unit": "sglang-watchdog-sglang-decode-i0-r1.service", "reason": "no record of the files it started from",
+         "files": []}]
+    rows = status_rows(PD, observed)
+    by_name = {r["service"]: r for r in rows}
+    assert by_name["sglang-decode-i0-r1"]["config"] == (
+        "RESTART PENDING: sglang-decode-i0-r1.service: files changed since it started (sglang-decode-i0-r1.env, "
+        "cann_env.sh); sglang-watchdog-sglang-decode-i0-r1.service: no record of the files it started from")
+    assert pending_services(rows) == ["sglang-decode-i0-r1"] and healthy(rows)
+    assert "running config" in render_table(rows)[0]
+    assert pending_instances(PD, observed) == ["decode-i0"]
+    # A host without an answer has nothing to say; a stopped service runs nothing.
+    observed["d1"] = None
+    assert pending_instances(PD, observed) == [] and by_name["sglang-router-i0"]["config"] == "current"
+    stopped = _observed(PD)
+    stopped["p0"]["services"]["sglang-prefill-i0-r0"]["state"] = "inactive"
+    assert {r["service"]: r for r in status_rows(PD, stopped)}["sglang-prefill-i0-r0"]["config"] == "-"
 
 
 def test_plan_carries_the_watchdog_facts() -> None:

@@ -208,6 +208,41 @@ def test_too_few_devices_real_a3_sample(pd32):
     assert only(findings, "device_idle")[0].found.startswith("device 3 (NPU 1 chip 1) held by pid 990711")
 
 
+def test_a_device_held_by_a_unit_of_an_earlier_deployment_names_the_unit(pd32):
+    """A rank left running under a unit name this plan no longer has (another instance count, another layout)
+    holds a planned NPU: a failure naming the unit and how to stop it, not "ours"."""
+    profile, p = pd32
+    ctx = ctx_of(profile, p)
+    obs = healthy(p["hosts"]["decode0"], ctx, "a3_ascend910_x2x2_busy.txt")
+    obs["owners"] = {"990711": "sglang-decode-i1-r0.service"}
+    busy = only(check_host("decode0", p["hosts"]["decode0"], obs, ctx), "device_idle")[0]
+    assert busy.found.endswith("(sglang-decode-i1-r0.service)")
+    assert busy.fix == "a unit of an earlier deployment still runs on it: `systemctl disable --now sglang-decode-i1-r0.service`"
+    # The same process under this plan's own unit is ours (about to be restarted by the deployment).
+    obs["owners"] = {"990711": "sglang-decode-i0-r0.service"}
+    assert not [f for f in check_host("decode0", p["hosts"]["decode0"], obs, ctx)
+                if f.check == "device_idle" and f.severity != "ok"]
+
+
+def test_npu_health_off_and_detailed(pd32):
+    """The per-chip health query, when observed, replaces the table's Health column; off reports neither."""
+    profile, p = pd32
+    ctx = ctx_of(profile, p)
+    obs = healthy(p["hosts"]["prefill0"], ctx)
+    obs["npu"]["info"]["chips"][9]["health"] = "Alarm"
+    off = ctx_of(profile, p, preflight={"checks": {"npu_health": "off"}})
+    assert not [f for f in check_host("prefill0", p["hosts"]["prefill0"], obs, off)
+                if f.check in ("device_health", "npu_health")]
+    obs["npu_health"] = {str(d): {"health": "Alarm" if d == 9 else "OK", "error_code": "80E18402" if d == 9 else "NA",
+                                  "npu": d // 2, "chip": d % 2} for d in range(16)}
+    found = check_host("prefill0", p["hosts"]["prefill0"], obs, ctx)
+    assert not [f for f in found if f.check == "device_health"]
+    assert [f.found for f in found if f.check == "npu_health" and f.severity == "fail"] == [
+        "device 9: NPU 4 chip 1: Alarm (error code 80E18402)"]
+    assert requirements(p["hosts"]["prefill0"], ctx)["npu_health"] == list(range(16))
+    assert requirements(p["hosts"]["prefill0"], off)["npu_health"] == []
+
+
 def test_hbm_threshold_from_mem_fraction_static_and_variable(pd32):
     profile, p = pd32
     ctx = ctx_of(profile, p)
@@ -391,6 +426,30 @@ def test_doctor_service_states_and_health(pd32):
     assert only(check_host("prefill0", host_plan, obs, ctx), "service")[0].severity == "warn"
 
 
+def test_doctor_reports_a_restart_pending(pd32):
+    """A running service whose start record differs from its files (module_utils/_started.py) is a warning that
+    names the unit, the reason and the files, and how to heal it; one that runs its files is ok."""
+    profile, p = pd32
+    ctx = ctx_of(profile, p, mode="doctor")
+    host_plan = p["hosts"]["prefill0"]
+    assert requirements(host_plan, ctx)["started"] == ["sglang-prefill-i0-r0.service",
+                                                       "sglang-watchdog-sglang-prefill-i0-r0.service"]
+    assert requirements(host_plan, ctx_of(profile, p))["started"] == []  # preflight does not look
+    obs = healthy(host_plan, ctx)
+    obs["units"] = {"sglang-prefill-i0-r0": {"load": "loaded", "active": "active", "sub": "running"}}
+    current = {"unit": "sglang-prefill-i0-r0.service", "running": True, "pending": False, "reason": None, "files": []}
+    obs["started"] = {"sglang-prefill-i0-r0.service": current}
+    assert [(f.severity, f.found) for f in check_host("prefill0", host_plan, obs, ctx) if f.check == "config"] == [
+        ("ok", "current")]
+    obs["started"]["sglang-prefill-i0-r0.service"] = dict(current, pending=True, reason="files changed since it started",
+                                                          files=["/etc/sglang/sglang-prefill-i0-r0.env"])
+    f = only(check_host("prefill0", host_plan, obs, ctx), "config")[0]
+    assert f.severity == "warn" and f.service == "sglang-prefill-i0-r0"
+    assert f.found == ("RESTART PENDING: sglang-prefill-i0-r0.service: files changed since it started "
+                       "(sglang-prefill-i0-r0.env)")
+    assert "run the deployment again" in f.fix
+
+
 # ------------------------------------------------------------------ aggregation
 
 def test_aggregated_table_names_host_check_found_expected_fix(pd32):
@@ -481,3 +540,20 @@ def test_container_host_checks_engine_image_devices_not_host_cann_or_python():
     assert "manifest unknown" in only(found, "image")[0].found
     observed["container"] = {"engine": None}
     assert problems(check_host("decode0", host_plan, observed, ctx)) == [("container", "fail")]
+
+
+def test_the_fabric_is_looked_at_where_services_talk_to_other_hosts(pd32):
+    """PD servers and ranks of multi-node instances: their NPUs' NICs with the enabled queries; routers and single-node
+    mixed servers: none. Off checks are not asked; stack mode looks at the stack alone."""
+    profile, p = pd32
+    ctx = ctx_of(profile, p)
+    req = requirements(p["hosts"]["decode1"], ctx)
+    assert req["fabric"] == {"devices": list(range(16)), "queries": ["link", "net_health", "ip", "tls"]}
+    assert req["weights"] == {"paths": ["/models/m"], "full": False}
+    assert requirements(p["hosts"]["router0"], ctx)["fabric"] is None
+    some_off = ctx_of(profile, p, preflight={"checks": {"npu_tls": "off", "npu_link": "off"}, "weights": "full"})
+    req = requirements(p["hosts"]["prefill0"], some_off)
+    assert req["fabric"]["queries"] == ["net_health", "ip"] and req["weights"]["full"]
+    assert "fabric" not in requirements(p["hosts"]["decode1"], ctx_of(profile, p, mode="stack"))
+    mixed_profile, mixed = make_plan("qwen3_32b_a3_2c_mixed_2k_2k_50ms", mixed=1, router=1)
+    assert requirements(mixed["hosts"]["mixed0"], ctx_of(mixed_profile, mixed))["fabric"] is None

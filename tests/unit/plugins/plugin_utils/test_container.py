@@ -189,3 +189,15 @@ def test_launcher_words_survive_the_shell() -> None:
     svc = services(p)["sglang-decode-i0-r0"]
     words = svc["container"]["run"] + svc["argv"]
     assert shlex.split(" ".join(shlex.quote(w) for w in words)) == words
+
+
+def test_servers_that_talk_to_other_hosts_get_the_hosts_hccn_conf():
+    """HCCL and the KV transfer read the NPU NICs' addresses from /etc/hccn.conf: a PD server or a rank of a
+    multi-node instance gets it read-only; a single-node mixed server and the router do not need it."""
+    pd = container.service_container(settings(), "sglang-decode-i0-r0", [0], [], [], [], [], fabric=True)
+    assert "/etc/hccn.conf:/etc/hccn.conf:ro" in pd["mounts"]
+    assert pd["run"][pd["run"].index("/etc/hccn.conf:/etc/hccn.conf:ro") - 1] == "--volume"
+    alone = container.service_container(settings(), "sglang-mixed-i0-r0", [0], [], [], [], [])
+    assert "/etc/hccn.conf:/etc/hccn.conf:ro" not in alone["mounts"]
+    # The driver's tools (hccn_tool) come with the driver directory.
+    assert "/usr/local/Ascend/driver:/usr/local/Ascend/driver:ro" in pd["mounts"]

@@ -249,3 +249,49 @@ def test_stack_pins_and_wheelhouse():
     assert sorted(f.variable for f in errors.findings) == [
         "sglang_server_stack.bad name",
         "sglang_server_stack.torch", "sglang_server_stack.torch_npu", "sglang_wheelhouse"]
+
+
+def preflight(variables):
+    errors = Collector()
+    got = contract.preflight_settings(variables, errors)
+    return got, [(f.variable, f.message) for f in errors.findings]
+
+
+def test_preflight_checks_default_to_fail_and_take_fail_warn_off():
+    got, problems = preflight({})
+    assert problems == [] and got["weights"] == "quick"
+    assert got["checks"] == {name: "fail" for name in ("npu_link", "npu_net_health", "npu_ip", "npu_tls", "npu_ping",
+                                                       "npu_health", "weights")}
+    # A bare YAML off is false.
+    got, problems = preflight({"sglang_preflight_checks": {"npu_tls": "warn", "npu_ping": False},
+                               "sglang_preflight_weights": "full"})
+    assert problems == [] and got["checks"]["npu_tls"] == "warn" and got["checks"]["npu_ping"] == "off"
+    assert got["weights"] == "full"
+
+
+@pytest.mark.parametrize("variables, variable, why", [
+    ({"sglang_preflight_checks": "off"}, "sglang_preflight_checks", "must be a mapping"),
+    ({"sglang_preflight_checks": {"npu_tsl": "off"}}, "sglang_preflight_checks.npu_tsl", "not a preflight check"),
+    ({"sglang_preflight_checks": {"npu_link": "skip"}}, "sglang_preflight_checks.npu_link", "fail, warn, off"),
+    ({"sglang_preflight_checks": {"npu_link": True}}, "sglang_preflight_checks.npu_link", "got a boolean"),
+    ({"sglang_preflight_checks": {"a\nb": "off"}}, "sglang_preflight_checks.'a\\nb'", "not a preflight check"),
+    ({"sglang_preflight_weights": "all"}, "sglang_preflight_weights", "quick, full"),
+])
+def test_preflight_settings_refused(variables, variable, why):
+    _unused, problems = preflight(variables)
+    assert len(problems) == 1 and problems[0][0] == variable and why in problems[0][1]
+
+
+def test_the_plan_carries_the_preflight_settings_and_the_hardware():
+    profile = load_profile(MIXED_1NODE)
+    inv = build_inventory({"mixed": ["m0"], "router": ["r0"]}, {"m0": {"sglang_host_ip": "10.0.0.1"},
+                                                                "r0": {"sglang_host_ip": "10.0.0.2"}},
+                          {"sglang_model_path": "/m", "sglang_draft_model_path": "/d",
+                           "sglang_preflight_checks": {"weights": "warn"}})
+    got = plan(profile, inv).as_dict()
+    assert got["hardware"] == "A3" and got["preflight"]["checks"]["weights"] == "warn"
+    with pytest.raises(PlanError) as exc:
+        plan(profile, build_inventory({"mixed": ["m0"]}, {"m0": {"sglang_host_ip": "10.0.0.1"}},
+                                      {"sglang_model_path": "/m", "sglang_draft_model_path": "/d",
+                                       "sglang_preflight_weights": 1}))
+    assert "sglang_preflight_weights" in str(exc.value)

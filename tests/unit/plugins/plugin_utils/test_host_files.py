@@ -32,7 +32,9 @@ def kinds(files):
 
 def test_deployment_lists_every_file_of_a_role_and_keeps_env_out_of_the_other_files() -> None:
     files = host_files(HOST, {"etc_dir": "/e"}, roles=["decode"], secrets={"decode": {"--api-key": "k"}})
-    assert kinds(files) == [("env", DECODE["name"]), ("secrets", DECODE["name"]), ("launcher", DECODE["name"]),
+    # The record program first: no unit that runs it is written before it (a run cut short between two files).
+    assert kinds(files) == [("record_program", None), ("env", DECODE["name"]), ("secrets", DECODE["name"]),
+                            ("launcher", DECODE["name"]),
                             ("unit", DECODE["name"]), ("watchdog_program", None), ("watchdog_config", DECODE["name"]),
                             ("watchdog_unit", DECODE["name"])]
     by_kind = {f.kind: f for f in files}
@@ -41,6 +43,32 @@ def test_deployment_lists_every_file_of_a_role_and_keeps_env_out_of_the_other_fi
     for kind in ("launcher", "unit", "secrets", "watchdog_unit"):
         assert "env" not in by_kind[kind].variables["sglang_tpl_service"], kind
     assert by_kind["launcher"].variables["sglang_tpl_etc_dir"] == "/e"
+
+
+def test_every_unit_records_the_files_it_starts_from() -> None:
+    """The start record of each unit (module_utils/_started.py) lists every file that defines what it runs."""
+    name = DECODE["name"]
+    files = {(f.kind, f.service): f for f in host_files(HOST, {"etc_dir": "/e", "libexec_dir": "/l", "systemd_dir": "/s"},
+                                                        secrets={"decode": {"--api-key": "k"}})}
+    record = files[("unit", name)].variables["sglang_tpl_record"]
+    assert record == {"program": "/l/sglang_record_start.sh", "path": f"/run/sglang/{name}.service.started",
+                      "files": [f"/e/{name}.env", f"/e/{name}.secrets", f"/l/{name}.sh", f"/s/{name}.service",
+                                "/e/cann_env.sh"]}
+    # Container runtime: the image brings CANN, the host's cann_env.sh is not sourced; the run settings are in the
+    # launcher and the unit. No secrets file without secret flags.
+    boxed = dict(ROUTER, container={"engine": "podman", "image": "i", "run": ["podman", "run"], "remove": ["x"]})
+    router = host_files({"services": [boxed]}, {"etc_dir": "/e", "libexec_dir": "/l", "systemd_dir": "/s"})
+    record = next(f for f in router if f.kind == "unit").variables["sglang_tpl_record"]
+    assert record["files"] == ["/e/sglang-router-i0.env", "/l/sglang-router-i0.sh", "/s/sglang-router-i0.service"]
+    watchdog = files[("watchdog_unit", name)].variables["sglang_tpl_record"]
+    assert watchdog["path"] == f"/run/sglang/sglang-watchdog-{name}.service.started"
+    assert watchdog["files"] == [f"/e/{name}.watchdog.json", f"/s/sglang-watchdog-{name}.service",
+                                 "/l/sglang_watchdog.py"]
+    # Render mode renders the same units, without the program (it writes nothing to run).
+    rendered = host_files(HOST, {"etc_dir": "/e", "libexec_dir": "/l", "systemd_dir": "/s"}, render=True)
+    assert "record_program" not in {f.kind for f in rendered}
+    assert next(f for f in rendered if f.kind == "unit" and f.service == name).variables["sglang_tpl_record"] == \
+        files[("unit", name)].variables["sglang_tpl_record"]
 
 
 def test_host_files_come_without_roles_and_render_mode_has_summaries_but_no_secrets() -> None:

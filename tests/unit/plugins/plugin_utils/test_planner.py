@@ -340,3 +340,30 @@ def test_watchdog_port_is_read_and_checked_from_the_host_variables():
 def test_watchdog_port_default_is_the_roles_default():
     defaults = pathlib.Path(__file__).resolve().parents[4] / "roles/sglang_service/defaults/main.yml"
     assert yaml.safe_load(defaults.read_text())["sglang_watchdog_port"] == DEFAULT_WATCHDOG_PORT
+
+
+def test_ranks_of_one_instance_must_share_the_hccl_timeouts():
+    """The inventory cannot set an env value per rank today; the rule guards the plan itself (a host-level override
+    or a later feature would otherwise let ranks wait differently for their links)."""
+    from ansible_collections.ascend.sglang.plugins.plugin_utils._planner import HostPlan, Service, check_hccl_timeouts
+
+    def rank(host, rank_, env):
+        return Service(name=f"sglang-decode-i0-r{rank_}", role="decode", instance=0, node_rank=rank_, nnodes=2,
+                       inventory_host=host, host=host, port=8001, bootstrap_port=None, dist_init_addr="d0:5000",
+                       argv=["python3"], env=env, health_url=None, ready_url=None, instance_key="decode-i0",
+                       depends_on=[], listens={})
+
+    hosts = {"d0": HostPlan({}, {}, [rank("d0", 0, {"HCCL_CONNECT_TIMEOUT": "1200"})]),
+             "d1": HostPlan({}, {}, [rank("d1", 1, {"HCCL_CONNECT_TIMEOUT": "600"})])}
+    errors = Collector()
+    check_hccl_timeouts(hosts, errors)
+    assert [(f.host, f.variable, f.message) for f in errors.findings] == [
+        ("d0", "sglang_overrides.decode.env.HCCL_CONNECT_TIMEOUT",
+         "the ranks of instance decode-i0 must use one HCCL_CONNECT_TIMEOUT, got d0: 1200, d1: 600")]
+    hosts["d1"].services[0].env = {"HCCL_CONNECT_TIMEOUT": "1200", "HCCL_EXEC_TIMEOUT": "300"}
+    errors = Collector()
+    check_hccl_timeouts(hosts, errors)
+    assert [f.message for f in errors.findings] == [
+        "the ranks of instance decode-i0 must use one HCCL_EXEC_TIMEOUT, got d0: unset, d1: 300"]
+    # A documented profile plans (its ranks agree).
+    assert services(plan(load_profile(PD32), inventory(prefill=2, decode=2, router=1)), "decode")

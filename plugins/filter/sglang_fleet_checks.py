@@ -1,0 +1,22 @@
+# Copyright: ascend.sglang contributors
+# Apache License 2.0
+"""The ping plan of the preflight (which NPUs must reach which); the logic is in
+plugins/plugin_utils/_fleet_checks.py (pure, unit-tested)."""
+
+from __future__ import annotations
+
+from ansible_collections.ascend.sglang.plugins.plugin_utils._fleet_checks import ping_plan
+
+
+def sglang_ping_plan(plan, results):
+    """plan, host -> that host's preflight result => host -> the pings it runs (mode ping of sglang_preflight)."""
+    observed = {}
+    for host, result in (results or {}).items():
+        usable = isinstance(result, dict) and not result.get("failed") and not result.get("skipped")
+        observed[str(host)] = result.get("observed") if usable else None
+    return ping_plan(plan, observed)
+
+
+class FilterModule:
+    def filters(self):
+        return {"sglang_ping_plan": sglang_ping_plan}

@@ -1,0 +1,23 @@
+# Copyright: ascend.sglang contributors
+# Apache License 2.0
+"""The fleet's restart decision from every host's render result; the logic is in
+plugins/plugin_utils/_rollout.py (pure, unit-tested), which the renderer uses for its own host too."""
+
+from __future__ import annotations
+
+from ansible_collections.ascend.sglang.plugins.plugin_utils._rollout import decide
+
+
+def sglang_rollout(reports):
+    """host -> the renderer's result (ascend.sglang.sglang_render_files) => host -> what that host restarts."""
+    hosts = {}
+    for host, report in (reports or {}).items():
+        # A host that rendered nothing here (no service of the play's roles) has a skipped or no result.
+        usable = isinstance(report, dict) and not report.get("skipped") and "services" in report
+        hosts[str(host)] = report if usable else {}
+    return decide(hosts)
+
+
+class FilterModule:
+    def filters(self):
+        return {"sglang_rollout": sglang_rollout}
