@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -53,9 +52,6 @@ def fixture_standin(tmp_path: Path, monkeypatch) -> Path:
 
 
 def run(argv):
-    # The stand-in runs under this interpreter (a PATH lookup of python3 may go through a slow shim).
-    if argv[0] == str(HCCN_TOOL):
-        argv = [sys.executable, *argv]
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
     return proc.returncode, proc.stdout, proc.stderr
 
