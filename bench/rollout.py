@@ -95,7 +95,7 @@ def main() -> None:
         if args.log_dir:
             args.log_dir.mkdir(parents=True, exist_ok=True)
         if args.fabric:
-            fabric_cost(quick, Path(tmp) / "checks-off.yml", args.fabric)
+            fabric_cost(quick, Path(tmp) / "checks-off.yml", args.fabric, args.profile)
             return
         for n, (label, extra, flags, delay) in enumerate((
                 ("first deploy", quick, (), None),
@@ -110,20 +110,22 @@ def main() -> None:
                 print(f"    {line}", flush=True)
 
 
-def fabric_cost(quick: Path, off: Path, rounds: int) -> None:
+def fabric_cost(quick: Path, off: Path, rounds: int, profile: int = 0) -> None:
     """No-op re-runs without and with the fabric, NPU health and weights checks, alternating (the machine's load
-    falls on both alike)."""
+    falls on both alike). With profile N, the last round's runs each print their N slowest tasks."""
     checks = ("npu_link", "npu_net_health", "npu_ip", "npu_tls", "npu_ping", "npu_health", "weights")
     off.write_text(yaml.safe_dump({"sglang_preflight_checks": {c: "off" for c in checks}}), encoding="utf-8")
     wall, tasks, changed, _unused = deploy(quick)
     print(f"{'first deploy':<44} {wall:>7.1f} {'':>11} {tasks:>6} {changed:>8}", flush=True)
     runs: dict[str, list[float]] = {"off": [], "on": []}
-    for _unused in range(rounds):
+    for round_ in range(rounds):
         for label, flags in (("off", ("-e", f"@{off}")), ("on", ())):
-            wall, tasks, changed, _unused = deploy(quick, *flags)
+            wall, tasks, changed, top = deploy(quick, *flags, profile=profile if round_ == rounds - 1 else 0)
             runs[label].append(wall)
             print(f"{'no-op re-run, fabric checks ' + label:<44} {wall:>7.1f} {'':>11} {tasks:>6} {changed:>8}",
                   flush=True)
+            for line in top:
+                print(f"    {line}", flush=True)
     for label, walls in runs.items():
         print(f"fabric checks {label}: min {min(walls):.1f} s, median {statistics.median(walls):.1f} s")
     print(f"added by the checks: {statistics.median(runs['on']) - statistics.median(runs['off']):+.1f} s (medians), "
