@@ -386,7 +386,8 @@ def observe(req: Mapping[str, Any], npu_smi: str = "npu-smi", driver_info: str =
                               list(fabric_req.get("queries") or []), hccn_tool or _fabric.HCCN_TOOL)
                   if fabric_req else None)
         chips = (pool.submit(_fabric.observe_health, tool_run, list(req.get("npu_health") or []),
-                             str(req.get("hardware") or ""), npu_smi) if req.get("npu_health") else None)
+                             str(req.get("hardware") or ""), which(npu_smi) or npu_smi)
+                 if req.get("npu_health") else None)  # found where observe_npu finds it (/usr/local/sbin)
         weights = pool.submit(observe_weights, req.get("weights"), check_mode) if req.get("weights") else None
         container = pool.submit(observe_container, req["container"], runtime_timeout) if req.get("container") else None
         observed["paths"] = {path: path_kind(path) for path in req.get("paths") or {}}

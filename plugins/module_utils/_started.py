@@ -87,7 +87,9 @@ def judge(unit: str, props: Mapping[str, str], record: str | None,
         why = "no record of the files it started from" if record is None else "its start record is unreadable"
         return dict(out, pending=True, reason=why)
     invocation, files = parsed
-    if not invocation or invocation != props.get("InvocationID"):
+    # systemd before 232 has no invocation id (neither the property nor $INVOCATION_ID): there the files alone
+    # tell, or every deploy would restart every service.
+    if invocation != (props.get("InvocationID") or ""):
         return dict(out, pending=True, reason="its start record is of an earlier start")
     differ = [path for path, was in files if digest(path) != was]
     if differ:

@@ -87,7 +87,8 @@ def test_no_record_an_earlier_record_or_an_unreadable_one_is_pending(tmp_path, f
     # Restarted since (by hand, the watchdog) without a new record: the record is not of this start.
     assert judge("x.service", dict(ACTIVE, InvocationID="ffff"), text)["reason"] == \
         "its start record is of an earlier start"
-    assert judge("x.service", dict(ACTIVE, InvocationID=""), record(tmp_path, files, invocation=""))["pending"]
+    # A record without an invocation id, from a start systemd gave one: not of this start.
+    assert judge("x.service", ACTIVE, record(tmp_path, files, invocation=""))["pending"]
     for bad in ("", "garbage\n", text + "not a digest line\n", text.replace("invocation", "invocatio")):
         assert judge("x.service", ACTIVE, bad)["pending"], bad
 
@@ -135,3 +136,15 @@ def test_without_systemctl_nothing_is_told_and_nothing_pending() -> None:
 def test_show_output_of_another_length_is_not_matched_to_the_units() -> None:
     assert parse_show_many("ActiveState=active\n", ["a.service", "b.service"]) == {}
     assert parse_show_many("A=1\n\nA=2\n", ["a", "b"]) == {"a": {"A": "1"}, "b": {"A": "2"}}
+
+
+def test_systemd_without_invocation_ids_compares_the_files(tmp_path, files) -> None:
+    """systemd before 232 sets no $INVOCATION_ID and shows no InvocationID: the record's files decide."""
+    old = {k: v for k, v in ACTIVE.items() if k != "InvocationID"}
+    text = record(tmp_path, files, invocation="")
+    assert text.splitlines()[0] == "invocation "
+    assert not judge("x.service", old, text)["pending"]
+    assert not judge("x.service", dict(old, InvocationID=""), text)["pending"]
+    files[0].write_text("changed\n", encoding="utf-8")
+    got = judge("x.service", old, text)
+    assert got["pending"] and got["files"] == [str(files[0])]
