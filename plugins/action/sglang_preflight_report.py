@@ -12,7 +12,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.ascend.sglang.plugins.module_utils._preflight import (
-    SEVERITY_ORDER, aggregate, render_table, report,
+    SEVERITY_ORDER, aggregate, host_result_findings, render_table, report,
 )
 from ansible_collections.ascend.sglang.plugins.plugin_utils._fleet_checks import cross_host_findings
 
@@ -45,12 +45,13 @@ class ActionModule(ActionBase):
         hostvars = task_vars.get("hostvars") or {}
         results = {str(host): _result(hostvars, host, var) for host in hosts}
         if args.get("ping_var"):
-            # The pings each host ran join its own findings (a host without a ping result ran none).
+            # The pings each host ran join its own findings (a host without a ping result ran none); a ping call
+            # that failed or lost its host is a failure of that host, not a clean table.
             for host in results:
                 pinged = _result(hostvars, host, str(args["ping_var"]))
                 if results[host] is not None and pinged and not pinged.get("skipped"):
                     results[host] = dict(results[host], findings=list(results[host].get("findings") or [])
-                                         + list(pinged.get("findings") or []))
+                                         + [f.as_dict() for f in host_result_findings(host, pinged)])
         plan = args.get("plan")
         extra = []
         if isinstance(plan, dict):

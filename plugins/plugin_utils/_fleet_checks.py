@@ -168,17 +168,20 @@ def weights_findings(plan: Mapping[str, Any], observed: Mapping[str, Mapping[str
     for path, copies in by_path.items():
         if len(copies) < 2:
             continue
-        counts = Counter(_signature(got) for got in copies.values())
+        # Each copy's signature once: comparing them pair by pair grew with the square of the hosts.
+        sig = {host: _signature(got) for host, got in copies.items()}
+        counts = Counter(sig.values())
         ref_sig, ref_count = counts.most_common(1)[0]
         tie = list(counts.values()).count(ref_count) > 1
         for host, got in copies.items():
             services = ", ".join(users.get((host, path), [])) or None
-            others = sorted(h for h in copies if h != host and _signature(copies[h]) != _signature(got))
-            if _signature(got) == ref_sig and not tie:
+            if sig[host] == ref_sig and not tie:
                 findings.append(Finding(host, "weights", OK, f"{path}: as on {len(copies) - 1} other host(s)",
                                         "the same files on every host loading it", "", services))
                 continue
-            ref_host = next(h for h in copies if h != host and (tie or _signature(copies[h]) == ref_sig))
+            others = sorted(h for h in copies if sig[h] != sig[host])
+            # The copy to take: the reference one; on a tie any copy other than this host's own.
+            ref_host = next(h for h in copies if sig[h] != sig[host] and (tie or sig[h] == ref_sig))
             diffs = _differences(got, copies[ref_host])
             shown = "; ".join(diffs[:4]) + (f"; and {len(diffs) - 4} more" if len(diffs) > 4 else "")
             findings.append(Finding(

@@ -148,6 +148,19 @@ def test_two_hosts_two_copies_names_both() -> None:
     assert all("config.json" in f.found for f in bad)
 
 
+def test_a_tie_names_another_copy_to_take() -> None:
+    """Two copies on two hosts each: every host is named, against the hosts holding the other copy, and the copy
+    to take is never its own."""
+    _unused, plan = make_plan("deepseek_r1_pd32", prefill=2, decode=2, router=1)
+    short = copy(dict(FILES, **{"config.json": 1100}), DIGESTS)
+    bad = [f for f in weights_findings(plan, weights(plan, decode0=short, decode1=short)) if f.severity != "ok"]
+    assert sorted(f.host for f in bad) == ["decode0", "decode1", "prefill0", "prefill1"]
+    for finding in bad:
+        others = ["decode0", "decode1"] if finding.host.startswith("prefill") else ["prefill0", "prefill1"]
+        assert finding.found.startswith(f"/models/m differs from {', '.join(others)}: config.json "), finding.found
+        assert f"rsync -a --checksum --delete {others[0]}:/models/m/" in finding.fix, finding.fix
+
+
 def test_weights_off_and_unreadable_copies() -> None:
     _unused, plan = make_plan("deepseek_r1_pd32", {"sglang_preflight_checks": {"weights": "off"}},
                               prefill=2, decode=2, router=1)
