@@ -98,9 +98,11 @@ def tls_findings(plan: Mapping[str, Any], observed: Mapping[str, Mapping[str, An
     if severity == "off":
         return []
     switches: dict[str, dict[int, int | None]] = {}
+    users: dict[str, dict[int, list[str]]] = {}
     for host, host_plan in (plan.get("hosts") or {}).items():
         devices = ((observed.get(host) or {}).get("fabric") or {}).get("devices") or {}
-        for device in fabric_devices(host_plan or {}):
+        users[host] = fabric_devices(host_plan or {})
+        for device in users[host]:
             got = (devices.get(str(device)) or {}).get("tls")
             if got is not None:
                 switches.setdefault(host, {})[device] = ((got.get("value") or {}).get("switch"))
@@ -108,10 +110,10 @@ def tls_findings(plan: Mapping[str, Any], observed: Mapping[str, Mapping[str, An
     if not counts:
         return []
     reference = counts.most_common(1)[0][0]
+    on_reference = sorted(h for h, vals in switches.items() if reference in vals.values())
     findings = []
     for host, per_host in switches.items():
-        users = fabric_devices((plan.get("hosts") or {}).get(host) or {})
-        services = ", ".join(sorted({n for d in per_host for n in users.get(d, [])})) or None
+        services = ", ".join(sorted({n for d in per_host for n in users[host].get(d, [])})) or None
         unread = [d for d, v in per_host.items() if v is None]
         other = {d: v for d, v in per_host.items() if v is not None and v != reference}
         if unread:
@@ -120,16 +122,21 @@ def tls_findings(plan: Mapping[str, Any], observed: Mapping[str, Mapping[str, An
                                     services))
         for value in sorted(set(other.values())):
             devices = [d for d, v in other.items() if v == value]
-            elsewhere = sorted(h for h, vals in switches.items() if h != host and reference in vals.values())
+            elsewhere = [h for h in on_reference if h != host]
             findings.append(Finding(
                 host, "npu_tls", severity, f"{span(devices)}: tls switch {value}",
-                f"tls switch {reference}, as on {', '.join(elsewhere) or 'the other devices'}",
+                f"tls switch {reference}, as on {_named(elsewhere) or 'the other devices'}",
                 f"NPUs with TLS {'on' if value else 'off'} cannot connect to NPUs with it {'off' if value else 'on'}: "
                 f"set one switch everywhere (hccn_tool -i N -tls -s enable {reference}) and rerun", services))
         if not other and not unread:
             findings.append(Finding(host, "npu_tls", OK, f"{span(per_host)}: tls switch {reference}",
                                     "one switch everywhere", "", services))
     return findings
+
+
+def _named(items: list[str], limit: int = 3, sep: str = ", ") -> str:
+    """The first ``limit`` items and how many more: a cell names a few hosts of a large fleet, not thousands."""
+    return sep.join(items[:limit]) + (f"{sep}and {len(items) - limit} more" if len(items) > limit else "")
 
 
 def _differences(mine: Mapping[str, Any], ref: Mapping[str, Any]) -> list[str]:
@@ -183,9 +190,8 @@ def weights_findings(plan: Mapping[str, Any], observed: Mapping[str, Mapping[str
             # The copy to take: the reference one; on a tie any copy other than this host's own.
             ref_host = next(h for h in copies if sig[h] != sig[host] and (tie or sig[h] == ref_sig))
             diffs = _differences(got, copies[ref_host])
-            shown = "; ".join(diffs[:4]) + (f"; and {len(diffs) - 4} more" if len(diffs) > 4 else "")
             findings.append(Finding(
-                host, "weights", severity, f"{path} differs from {', '.join(others)}: {shown}",
+                host, "weights", severity, f"{path} differs from {_named(others)}: {_named(diffs, 4, '; ')}",
                 f"the same files, sizes and digests on every host loading {path}",
                 "a partial copy or another quantisation: copy the model again from one complete copy "
                 f"(e.g. rsync -a --checksum --delete {ref_host}:{path}/ {path}/), then rerun", services))

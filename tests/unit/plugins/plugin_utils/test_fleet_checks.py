@@ -112,6 +112,19 @@ def weights(plan: dict, **copies) -> dict:
             for host in plan["hosts"]}
 
 
+def test_a_large_fleet_names_three_hosts_and_counts_the_rest() -> None:
+    """A cell of the table names a few hosts of a large fleet, not every one of them."""
+    _unused, plan = make_plan("deepseek_r1_pd32", prefill=8, decode=8, router=1)
+    bad = [f for f in tls_findings(plan, observed_for(plan, prefill1=fabric(1, range(16), tls=1)))
+           if f.severity != "ok"]
+    assert [f.host for f in bad] == ["prefill1"]
+    assert bad[0].expected == "tls switch 0, as on decode0, decode1, decode2, and 12 more"
+    short = dict(FILES, **{"model-00002-of-00002.safetensors": 1_000_000})
+    bad = [f for f in weights_findings(plan, weights(plan, prefill3=copy(short, DIGESTS))) if f.severity != "ok"]
+    assert [f.host for f in bad] == ["prefill3"]
+    assert bad[0].found.startswith("/models/m differs from decode0, decode1, decode2, and 12 more: model-00002")
+
+
 def test_weights_the_same_everywhere_pass() -> None:
     _unused, plan = make_plan("deepseek_r1_pd32", prefill=2, decode=2, router=1)
     findings = weights_findings(plan, weights(plan))
