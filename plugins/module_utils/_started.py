@@ -134,12 +134,19 @@ def check_units(units: Sequence[str], run_command: Callable[[list[str]], tuple[i
         props = parse_show_many(stdout, units) if rc == 0 else {}
         error = (stderr or stdout).strip() or f"systemctl show failed (rc {rc})"
     out = {}
+    digests: dict[str, str | None] = {}
+
+    def digest(path: str) -> str | None:  # files the units share (cann_env.sh, the watchdog) are hashed once
+        if path not in digests:
+            digests[path] = file_digest(path)
+        return digests[path]
+
     for unit in units:
         if unit not in props:
             out[unit] = {"unit": unit, "running": False, "pending": False, "reason": None, "files": [],
                          "unknown": error[:200], "need_daemon_reload": False}
             continue
-        got = judge(unit, props[unit], read_record(unit))
+        got = judge(unit, props[unit], read_record(unit), digest)
         got["need_daemon_reload"] = props[unit].get("NeedDaemonReload") == "yes"
         out[unit] = got
     return out

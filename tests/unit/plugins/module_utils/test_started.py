@@ -148,3 +148,17 @@ def test_systemd_without_invocation_ids_compares_the_files(tmp_path, files) -> N
     files[0].write_text("changed\n", encoding="utf-8")
     got = judge("x.service", old, text)
     assert got["pending"] and got["files"] == [str(files[0])]
+
+
+def test_files_the_units_share_are_hashed_once(tmp_path, files, monkeypatch) -> None:
+    """cann_env.sh is in the record of every service of a host: one sha256 per file and call, not per unit."""
+    module = "ansible_collections.ascend.sglang.plugins.module_utils._started"
+    show = "ActiveState=active\nInvocationID=0a1b\nNeedDaemonReload=no\nLoadState=loaded\n\n" * 2
+    text = record(tmp_path, files)
+    monkeypatch.setattr(f"{module}.read_record", lambda unit: text)
+    hashed = []
+    real = __import__(module, fromlist=["file_digest"]).file_digest
+    monkeypatch.setattr(f"{module}.file_digest", lambda path: hashed.append(path) or real(path))
+    got = check_units(["a.service", "b.service"], lambda argv: (0, show.rstrip("\n") + "\n", ""), "/bin/systemctl")
+    assert not got["a.service"]["pending"] and not got["b.service"]["pending"]
+    assert sorted(hashed) == sorted(map(str, files))
