@@ -50,7 +50,7 @@ class Grouped:
 
 
 def check_nics(add: Add, fabric: Mapping[str, Any] | None, users: Mapping[int, list[str]],
-               levels: Mapping[str, str], needs_conf: bool) -> None:
+               levels: Mapping[str, str]) -> None:
     """link UP, net health Success, an IP equal to /etc/hccn.conf's (which must exist when the host's services
     talk to other hosts), per device the host's fabric services use. users: device -> those services."""
     if not fabric or not users:
@@ -68,7 +68,7 @@ def check_nics(add: Add, fabric: Mapping[str, Any] | None, users: Mapping[int, l
     link = Grouped(add, "npu_link", users)
     health = Grouped(add, "npu_net_health", users)
     ipg = Grouped(add, "npu_ip", users)
-    if levels.get("npu_ip", "fail") != "off" and conf is None and needs_conf:
+    if levels.get("npu_ip", "fail") != "off" and conf is None:
         add("npu_ip", levels["npu_ip"], f"/etc/hccn.conf {fabric.get('conf_error') or 'missing'}",
             "/etc/hccn.conf with address_N / netmask_N of every NPU (HCCL and the KV transfer read it)",
             "configure the NPU NICs (hccn_tool -i N -ip -s address A netmask M) so that the driver writes "

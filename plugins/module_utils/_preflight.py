@@ -78,7 +78,6 @@ class Context:
     stack_policy: str = "warn"
     # The plan's preflight settings (module_utils/_checks.py): each check's level, the weights mode.
     preflight: Mapping[str, Any] = dataclasses.field(default_factory=_checks.settings)
-    hccn_tool: str | None = None  # None: the driver's (module_utils/_fabric.py HCCN_TOOL)
 
     def level(self, check: str) -> str:
         return _checks.level(self.preflight, check)
@@ -820,8 +819,7 @@ def check_host(host: str, host_plan: Mapping[str, Any], observed: Mapping[str, A
     _check_runtimes(out, host_plan, observed, ctx)
     _check_stack(out, host_plan, observed, ctx)
     levels = {check: ctx.level(check) for check in _checks.CHECKS}
-    _fabric_checks.check_nics(out.add, observed.get("fabric"), fabric_devices(host_plan), levels,
-                              needs_conf=bool(fabric_devices(host_plan)))
+    _fabric_checks.check_nics(out.add, observed.get("fabric"), fabric_devices(host_plan), levels)
     if "npu_health" in observed:
         _fabric_checks.check_health(out.add, observed.get("npu_health"), server_devices(host_plan),
                                     levels["npu_health"])

@@ -178,6 +178,7 @@ requirements:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.ascend.sglang.plugins.module_utils import _checks
 from ansible_collections.ascend.sglang.plugins.module_utils._fabric import HCCN_TOOL, run_pings
 from ansible_collections.ascend.sglang.plugins.module_utils._fabric_checks import check_pings
 from ansible_collections.ascend.sglang.plugins.module_utils._host_probe import DRIVER_INFO, TOOLKIT_INFO, observe, run
@@ -222,7 +223,7 @@ def main() -> None:
                   min_hbm_free_ratio=p["min_hbm_free_ratio"], profile=p["profile"],
                   installed_by_roles=frozenset(p["installed_by_roles"]),
                   stack_reference=p["stack_reference"], stack_policy=p["stack_policy"],
-                  preflight=p["preflight"] or {}, hccn_tool=p["hccn_tool"])
+                  preflight=p["preflight"] or {})
     req = requirements(host_plan, ctx)
     observed = observe(req, npu_smi=p["npu_smi"], driver_info=p["driver_info"], toolkit_info=p["toolkit_info"],
                        probe_timeout=p["probe_timeout"], runtime_timeout=p["runtime_timeout"],
@@ -235,7 +236,7 @@ def main() -> None:
 def ping(module: AnsibleModule, hostname: str, host_plan: dict) -> None:
     """Mode ping: the pings the controller planned for this host (plugins/plugin_utils/_fleet_checks.py)."""
     p = module.params
-    level = str(((p["preflight"] or {}).get("checks") or {}).get("npu_ping") or "fail")
+    level = _checks.level(p["preflight"], "npu_ping")
     results = run_pings(lambda argv: run(argv, timeout=max(p["runtime_timeout"], 10.0)), p["pings"], p["hccn_tool"])
     findings: list[Finding] = []
     check_pings(lambda *a, **k: findings.append(Finding(hostname, *a, **k)), results, fabric_devices(host_plan), level)

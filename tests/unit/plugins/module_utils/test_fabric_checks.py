@@ -73,7 +73,7 @@ def test_healthy_nics_give_one_ok_line_per_check(standin) -> None:
     assert fabric["available"] and sorted(fabric["conf"]) == list(range(16))
     assert fabric["devices"]["3"]["tls"]["value"]["switch"] == 0
     rows = Rows()
-    check_nics(rows.add, fabric, USERS, LEVELS, needs_conf=True)
+    check_nics(rows.add, fabric, USERS, LEVELS)
     assert rows.bad() == [] and len(rows) == 3
     assert {r["found"] for r in rows} == {
         "devices 0-15: link status: UP", "devices 0-15: net health status: Success",
@@ -83,7 +83,7 @@ def test_healthy_nics_give_one_ok_line_per_check(standin) -> None:
 def test_a_link_down_a_health_fault_and_a_wrong_ip_name_their_devices(standin) -> None:
     state(standin, d7={"link": "DOWN"}, d8={"net_health": "Fault"}, d9={"ip": "10.90.1.99"}, d10={"ip": None})
     rows = Rows()
-    check_nics(rows.add, observe(standin), USERS, LEVELS, needs_conf=True)
+    check_nics(rows.add, observe(standin), USERS, LEVELS)
     assert rows.bad() == [
         ("npu_link", "fail", "device 7: link status: DOWN"),
         ("npu_net_health", "fail", "device 8: net health status: Fault"),
@@ -92,18 +92,18 @@ def test_a_link_down_a_health_fault_and_a_wrong_ip_name_their_devices(standin) -
     assert all(r["service"] == "sglang-decode-i0-r1" for r in rows)
     # Levels: warn reports as a warning, off not at all.
     rows = Rows()
-    check_nics(rows.add, observe(standin), USERS, dict(LEVELS, npu_link="warn", npu_ip="off"), needs_conf=True)
+    check_nics(rows.add, observe(standin), USERS, dict(LEVELS, npu_link="warn", npu_ip="off"))
     assert [b[:2] for b in rows.bad()] == [("npu_link", "warn"), ("npu_net_health", "fail")]
 
 
 def test_no_hccn_conf_and_no_tool(standin) -> None:
     (standin / "hccn.conf").unlink()
     rows = Rows()
-    check_nics(rows.add, observe(standin), USERS, LEVELS, needs_conf=True)
+    check_nics(rows.add, observe(standin), USERS, LEVELS)
     assert rows.bad() == [("npu_ip", "fail", "/etc/hccn.conf missing")]
     missing = _fabric.observe_nics(run, [0], ["link"], str(standin / "no-such-tool"), str(standin / "hccn.conf"))
     rows = Rows()
-    check_nics(rows.add, missing, USERS, LEVELS, needs_conf=True)
+    check_nics(rows.add, missing, USERS, LEVELS)
     assert rows.bad() == [("npu_link", "fail", f"{standin}/no-such-tool not found or not executable")]
 
 
