@@ -37,9 +37,9 @@ def observed(plan_dict: dict) -> dict:
     for index, (host, host_plan) in enumerate(plan_dict["hosts"].items()):
         if not any(s["role"] != "router" for s in host_plan["services"]):
             continue
-        out[host] = {"fabric": {"available": True, "devices": {
-            str(d): {"ip": {"value": {"address": f"10.{index // 250}.{index % 250}.{d}"}},
-                     "tls": {"value": {"switch": 0}}} for d in range(16)}},
+        devices = {str(d): {"ip": {"value": {"address": f"10.{index // 250}.{index % 250}.{d}"}},
+                            "tls": {"value": {"switch": 0}}} for d in range(16)}
+        out[host] = {"fabric": {"available": True, "devices": devices},
                      "weights": {"/m": weights(short=index == 1)}}
     return out
 
