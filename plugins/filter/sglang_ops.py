@@ -37,6 +37,17 @@ def sglang_watchdog_lines(status_by_host):
     return watchdog_lines(status_by_host)
 
 
+def sglang_rollout_failures(hostvars, hosts):
+    """The failures a rollout recorded (sglang_rollout_failure of each of these hosts, in host order), for the
+    collection and the final error of deploy.yml / restart.yml."""
+    found = []
+    for host in dict.fromkeys(hosts or []):
+        record = hostvars[host].get("sglang_rollout_failure") if host in hostvars else None
+        if isinstance(record, dict):
+            found.append(dict(record))
+    return found
+
+
 def sglang_without_env(services):
     """The services without their environment, for the modules that probe them (status, doctor, health wait)."""
     return without_env(services)
@@ -45,5 +56,6 @@ def sglang_without_env(services):
 class FilterModule:
     def filters(self):
         return {"sglang_instances": sglang_instances, "sglang_pending_instances": sglang_pending_instances,
+                "sglang_rollout_failures": sglang_rollout_failures,
                 "sglang_routers": sglang_routers, "sglang_start_records": sglang_start_records,
                 "sglang_watchdog_lines": sglang_watchdog_lines, "sglang_without_env": sglang_without_env}

@@ -174,8 +174,8 @@ def test_unknown_profile_is_named(tmp_path: Path) -> None:
 
 def test_playbook_syntax() -> None:
     playbooks = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "playbooks").glob("*.yml"))
-    assert len(playbooks) == 41 + 9  # one per profile (40 + the pd32 alias) + deploy, plan, render, preflight,
-    # doctor, status, stop, restart, bench
+    assert len(playbooks) == 41 + 10  # one per profile (40 + the pd32 alias) + deploy, plan, render, preflight,
+    # doctor, status, stop, restart, bench, collect
     ansible("ansible-playbook", "-i", "inventories/example", "--syntax-check", *playbooks)
 
 
@@ -206,3 +206,10 @@ def test_module_documentation_renders(module: str) -> None:
     out = ansible("ansible-doc", "--json", f"ascend.sglang.{module}").stdout
     doc = json.loads(out)[f"ascend.sglang.{module}"]
     assert doc["doc"]["short_description"] and doc["examples"] and doc["return"] is not None
+
+
+def test_readme_lists_every_failure_signature() -> None:
+    readme = (ROOT / "README.md").read_text()
+    rows = yaml.safe_load((ROOT / "profiles" / "_failure_signatures.yml").read_text())["signatures"]
+    for row in rows:
+        assert f"| `{row['id']}` | {row['severity']} | {row['cause']} |" in readme, row["id"]

@@ -24,7 +24,9 @@ Standard library only.  It:
 Test knobs (environment): SGLANG_STANDIN_STARTUP_DELAY (seconds, default 1),
 SGLANG_STANDIN_NEVER_HEALTHY=1 (/health stays 503), SGLANG_STANDIN_STATE_DIR,
 SGLANG_STANDIN_TOKEN_INTERVAL_MS (streamed /generate, default 5), SGLANG_STANDIN_HEARTBEAT_TIMEOUT (seconds,
-default 3), SGLANG_STANDIN_PEER_LOSS (unset: hang like SGLang; "exit": exit at once).
+default 3), SGLANG_STANDIN_PEER_LOSS (unset: hang like SGLang; "exit": exit at once),
+SGLANG_STANDIN_FAIL_LOG=<failure> (print the real log lines of that failure to stderr, then exit 1, as the server
+does when it dies of it; the failures are in FAIL_LOGS).
 """
 from __future__ import annotations
 
@@ -45,6 +47,17 @@ MAX_STREAM_TOKENS = 4096
 HEARTBEAT_S = 0.1
 HEARTBEAT_TIMEOUT_S = float(os.environ.get("SGLANG_STANDIN_HEARTBEAT_TIMEOUT", "3"))
 PEER_LOSS_EXIT = os.environ.get("SGLANG_STANDIN_PEER_LOSS") == "exit"
+# What a server prints when it dies of a failure, in the real tools' format ({pid} and {cann_time} filled in):
+# hccl_link_timeout: torch_npu's HCCL init error (vllm-project/vllm-ascend#397) and CANN's EI0006 report
+# (vllm-project/vllm-ascend#5461), as a rank whose peers never connect prints them after HCCL_CONNECT_TIMEOUT.
+FAIL_LOGS = {
+    "hccl_link_timeout": [
+        "[PID: {pid}] {cann_time} Get_Socket_Timeout(EI0006): Getting socket times out. Reason: 1. The remote does "
+        "not initiate a connect request. some NPUs in the cluster are abnormal.",
+        "RuntimeError: create:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:89 HCCL function error: "
+        "HcclCommInitRootInfo(numRanks, &rootInfo, rank, &(comm->hcclComm_))",
+    ],
+}
 
 
 def log(msg: str) -> None:
@@ -379,6 +392,14 @@ def main() -> None:
         json.dump(record, f, indent=1, sort_keys=True)
     os.replace(tmp, os.path.join(STATE_DIR, f"{unit}.json"))
     log(f"{unit}: {state.role} node rank {state.rank}/{state.nnodes}, argv recorded")
+    failure = os.environ.get("SGLANG_STANDIN_FAIL_LOG")
+    if failure:
+        now = time.time()
+        cann_time = time.strftime("%Y-%m-%d-%H:%M:%S", time.localtime(now)) + ".{:03d}.{:03d}".format(
+            int(now * 1000) % 1000, int(now * 1000000) % 1000)
+        for line in FAIL_LOGS[failure]:
+            print(line.format(pid=os.getpid(), cann_time=cann_time), file=sys.stderr, flush=True)
+        sys.exit(1)
     if state.never_healthy:
         log("SGLANG_STANDIN_NEVER_HEALTHY=1: /health will keep answering 503")
     rendezvous(state)  # ranks > 0 block here until the instance fails

@@ -1,0 +1,88 @@
+# Copyright: ascend.sglang contributors
+# Apache License 2.0
+"""One host's part of the failure bundle: lists the host's units and rendered files from the plan (the renderer's
+own list, plugin_utils/_host_files.py), gathers them on the host in one module call (module_utils/_collect.py
+takes every secret out there), and writes them into <bundle dir>/<host>/ on the controller. The task result
+holds counts, never the texts. An unreachable host gets an index.json saying so, and the play goes on."""
+
+from __future__ import annotations
+
+import os
+
+from ansible.errors import AnsibleActionFail
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.ascend.sglang.plugins.plugin_utils._collect_bundle import (
+    host_dir, secret_values, write_host)
+from ansible_collections.ascend.sglang.plugins.plugin_utils._host_files import DEFAULT_SETTINGS, host_files
+
+# The rendered files a bundle holds (never the .secrets file, nor the collection's own programs).
+KINDS = ("cann_env", "sysctl", "env", "launcher", "unit", "watchdog_config", "watchdog_unit")
+_PASSED = ("since", "max_lines", "max_bytes", "dmesg_lines", "npu_smi", "timeout")
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _VALID_ARGS = frozenset(("plan", "bundle_dir", "settings", "record_start", "profile") + _PASSED)
+
+    def _settings(self, args: dict, task_vars: dict) -> dict:
+        """The host's file locations: given, else its inventory's sglang_<key>, else the roles' defaults."""
+        settings = dict(DEFAULT_SETTINGS)
+        for key in DEFAULT_SETTINGS:
+            value = task_vars.get("sglang_" + key)
+            if value is not None:
+                settings[key] = self._templar.template(value)
+        settings.update(args.get("settings") or {})
+        return settings
+
+    def run(self, tmp=None, task_vars=None):
+        task_vars = task_vars or {}
+        result = super().run(tmp, task_vars)
+        args = self._task.args
+        if args.get("record_start") is not None:
+            # deploy.yml: the start of this deploy, the default window of a later collection.
+            return dict(result, **self._execute_module(
+                module_name="ascend.sglang.sglang_gather", task_vars=task_vars,
+                module_args={"record_start": args["record_start"], "profile": str(args.get("profile") or "")}))
+        plan, bundle_dir = args.get("plan"), args.get("bundle_dir")
+        if not isinstance(plan, dict) or not isinstance(plan.get("hosts"), dict):
+            raise AnsibleActionFail("plan: the deployment plan (sglang_plan)")
+        if not bundle_dir or not os.path.isdir(str(bundle_dir)):
+            raise AnsibleActionFail(f"bundle_dir: not a directory on the controller: {bundle_dir!r}")
+        host = str(task_vars.get("inventory_hostname"))
+        out = host_dir(str(bundle_dir), host)
+        host_plan = plan["hosts"].get(host) or {}
+        services = host_plan.get("services") or []
+        settings = self._settings(args, task_vars)
+        try:
+            specs = host_files(host_plan, settings, kinds=KINDS, profile=str(plan.get("profile") or ""))
+        except ValueError as exc:
+            raise AnsibleActionFail(str(exc)) from None
+        cfg = dict(DEFAULT_SETTINGS, **settings)
+        files = [{"path": os.path.join(str(cfg[spec.dir]), spec.name), "kind": spec.kind,
+                  "sensitive": bool(spec.sensitive)} for spec in specs]
+        units = [s["name"] + ".service" for s in services]
+        units += [spec.name for spec in specs if spec.kind == "watchdog_unit"]
+        # The server interpreters (host runtime only: a container's stack is its image's).
+        pythons = sorted({str(s["argv"][0]) for s in services
+                          if s.get("role") != "router" and not s.get("container") and s.get("argv")})
+        module_args = {"units": units, "files": files, "pythons": pythons,
+                       # The host's sglang_secrets: read here, never a task argument that a log could show.
+                       "secrets": secret_values(self._templar.template(task_vars.get("sglang_secrets") or {}))}
+        module_args.update({k: args[k] for k in _PASSED if args.get(k) not in (None, "")})
+        got = self._execute_module(module_name="ascend.sglang.sglang_gather", module_args=module_args,
+                                   task_vars=task_vars)
+        if got.get("unreachable") or got.get("failed"):
+            reason = str(got.get("msg") or "no answer")
+            write_host(out, {}, {"reachable": False if got.get("unreachable") else True,
+                                 "collected": [], "failed": [{"what": "everything", "reason": reason}]})
+            result.update(changed=False, collected=0, missed=1, reason=reason)
+            if got.get("unreachable"):
+                result["unreachable"] = True
+                result["msg"] = reason
+            return result
+        index = dict(got.get("index") or {}, units=units, host=host)
+        write_host(out, got.get("files") or {}, index)
+        result.update(changed=False, collected=len(index.get("collected") or []),
+                      missed=len(index.get("failed") or []), since=index.get("since"), directory=out)
+        return result
