@@ -23,16 +23,15 @@ _PASSED = ("since", "max_lines", "max_bytes", "dmesg_lines", "npu_smi", "timeout
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("plan", "bundle_dir", "settings", "record_start", "profile") + _PASSED)
+    _VALID_ARGS = frozenset(("plan", "bundle_dir", "record_start", "profile") + _PASSED)
 
-    def _settings(self, args: dict, task_vars: dict) -> dict:
-        """The host's file locations: given, else its inventory's sglang_<key>, else the roles' defaults."""
+    def _settings(self, task_vars: dict) -> dict:
+        """The host's file locations, as deployment wrote them: its inventory's sglang_<key>, else the defaults."""
         settings = dict(DEFAULT_SETTINGS)
         for key in DEFAULT_SETTINGS:
             value = task_vars.get("sglang_" + key)
             if value is not None:
                 settings[key] = self._templar.template(value)
-        settings.update(args.get("settings") or {})
         return settings
 
     def run(self, tmp=None, task_vars=None):
@@ -53,13 +52,12 @@ class ActionModule(ActionBase):
         out = host_dir(str(bundle_dir), host)
         host_plan = plan["hosts"].get(host) or {}
         services = host_plan.get("services") or []
-        settings = self._settings(args, task_vars)
+        settings = self._settings(task_vars)
         try:
             specs = host_files(host_plan, settings, kinds=KINDS, profile=str(plan.get("profile") or ""))
         except ValueError as exc:
             raise AnsibleActionFail(str(exc)) from None
-        cfg = dict(DEFAULT_SETTINGS, **settings)
-        files = [{"path": os.path.join(str(cfg[spec.dir]), spec.name), "kind": spec.kind,
+        files = [{"path": os.path.join(str(settings[spec.dir]), spec.name), "kind": spec.kind,
                   "sensitive": bool(spec.sensitive)} for spec in specs]
         units = [s["name"] + ".service" for s in services]
         units += [spec.name for spec in specs if spec.kind == "watchdog_unit"]
@@ -74,7 +72,7 @@ class ActionModule(ActionBase):
                                    task_vars=task_vars)
         if got.get("unreachable") or got.get("failed"):
             reason = str(got.get("msg") or "no answer")
-            write_host(out, {}, {"reachable": False if got.get("unreachable") else True,
+            write_host(out, {}, {"reachable": not got.get("unreachable"),
                                  "collected": [], "failed": [{"what": "everything", "reason": reason}]})
             result.update(changed=False, collected=0, missed=1, reason=reason)
             if got.get("unreachable"):

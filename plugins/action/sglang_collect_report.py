@@ -56,8 +56,8 @@ class ActionModule(ActionBase):
                         for var in args.get("preflight_vars") or []}
                 seen = {var: value for var, value in seen.items() if value}
                 if seen:
-                    bundle.write_text(os.path.join(bundle.host_dir(bundle_dir, host), "preflight.json"),
-                                      redactor(_json(seen)))
+                    bundle.write_json(os.path.join(bundle.host_dir(bundle_dir, host), "preflight.json"),
+                                      bundle.redacted(seen, redactor))
             bundle.write_json(os.path.join(bundle_dir, "plan.json"), bundle.redacted_plan(plan, redactor))
             failure_text = "\n".join(str(f.get("msg") or "") for f in failures)
             diagnosis = _diagnosis.diagnose(bundle.log_texts(bundle_dir, hosts), _diagnosis.load(),
@@ -77,9 +77,3 @@ class ActionModule(ActionBase):
         result.update(changed=False, archive=path, size=size, diagnosis=lines, not_collected=missing,
                       findings=[f.as_dict() for f in diagnosis.findings])
         return result
-
-
-def _json(data) -> str:
-    import json  # pylint: disable=import-outside-toplevel
-
-    return json.dumps(data, indent=1, sort_keys=True, default=str) + "\n"

@@ -193,7 +193,7 @@ def collect(params: Mapping[str, Any], run: Runner, read: Callable[[str], str], 
 def _dmesg(bundle: Bundle, run: Runner, lines: int, timeout: float) -> None:
     """The NPU driver's kernel lines, the last `lines` of them (dmesg, else the kernel journal)."""
     for argv in (["dmesg", "--time-format=iso"], ["journalctl", "--dmesg", "--no-pager", "--quiet", "--lines=20000"]):
-        rc, out, err = run(argv, 30.0 if timeout > 30 else timeout)
+        rc, out, err = run(argv, min(timeout, 30.0))
         if rc == 0:
             kept = [line for line in out.splitlines() if DRIVER_LINE.search(line)][-lines:]
             bundle.put("dmesg-npu.txt", "\n".join(kept) + ("\n" if kept else ""),

@@ -12,7 +12,8 @@ short_description: Gather a host's part of the failure bundle into the bundle di
 description:
   - Lists, on the controller, this host's units (its services' and their watchdogs') and rendered files (environment,
     launcher, unit, watchdog configuration and unit, C(cann_env.sh), kernel settings; never the C(.secrets) file) from
-    the plan, the way the renderer lists them; gathers them on the host in one call of M(ascend.sglang.sglang_gather),
+    the plan, the way the renderer lists them, where the host's C(sglang_etc_dir), C(sglang_libexec_dir),
+    C(sglang_systemd_dir) and C(sglang_sysctl_dir) put them (else the roles' defaults); gathers them on the host in one call of M(ascend.sglang.sglang_gather),
     which takes every secret out on the host; writes them under O(bundle_dir)/<inventory host>/ on the controller
     (files 0600, directories 0700) with an C(index.json) of what was collected and what failed, and why.
   - Every value of the host's C(sglang_secrets) is taken out of everything collected. It is read from the host's
@@ -30,10 +31,6 @@ options:
   bundle_dir:
     description: The bundle's directory on the controller.
     type: path
-  settings:
-    description: File locations (C(etc_dir), C(libexec_dir), C(systemd_dir), C(sysctl_dir), ...). Unset - the
-      host's C(sglang_<key>) inventory values, else the roles' defaults.
-    type: dict
   since:
     description: Start of the journal window, see M(ascend.sglang.sglang_gather).
     type: str

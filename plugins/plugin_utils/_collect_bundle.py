@@ -70,7 +70,12 @@ def redacted_plan(plan: Mapping[str, Any], redactor: Redactor) -> Any:
                 if SECRET_NAME.search(str(name)):
                     redactor.add(env[name])
                     env[name] = REDACTED
-    return json.loads(redactor(json.dumps(plan, default=str)))
+    return redacted(plan, redactor)
+
+
+def redacted(data: Any, redactor: Redactor) -> Any:
+    """data (JSON-able) with every secret value the redactor knows taken out, wherever it appears."""
+    return json.loads(redactor(json.dumps(data, default=str)))
 
 
 def mark_missing(bundle_dir: str, hosts: Iterable[str], reasons: Mapping[str, str]) -> list[str]:
