@@ -8,4 +8,5 @@ cd "$(dirname "$0")/.."
 export ANSIBLE_COLLECTIONS_PATH="$PWD/.collections"
 export SGLANG_PARSERS_REQUIRED=1
 .venv/bin/python scripts/profiles.py check
+.venv/bin/python scripts/settings.py check
 .venv/bin/python -m pytest "$@"

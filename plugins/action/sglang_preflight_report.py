@@ -1,7 +1,8 @@
 # Copyright: ascend.sglang contributors
 # Apache License 2.0
 """Controller-side aggregation: every host's preflight / doctor findings -> one table, a JSON
-report and an exit status (0 ok, 1 warnings, 2 failures)."""
+report, an exit status (0 ok, 1 warnings, 2 failures) and whether it stops the run at fail_on
+(plugin_utils/_report.py)."""
 
 from __future__ import annotations
 
@@ -9,14 +10,14 @@ import json
 import os
 
 from ansible.errors import AnsibleActionFail
+from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.ascend.sglang.plugins.module_utils._preflight import (
-    SEVERITY_ORDER, aggregate, host_result_findings, render_table, report,
+    aggregate, host_result_findings, render_table, report,
 )
 from ansible_collections.ascend.sglang.plugins.plugin_utils._fleet_checks import cross_host_findings
-
-FAIL_ON = ("fail", "warn", "never")
+from ansible_collections.ascend.sglang.plugins.plugin_utils._report import fail_on_value, stops
 
 
 def _result(hostvars, host, var) -> dict | None:
@@ -27,17 +28,23 @@ def _result(hostvars, host, var) -> dict | None:
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("hosts", "result_var", "json_path", "fail_on", "mode", "include_ok", "profile", "ping_var",
-                             "plan"))
+    _VALID_ARGS = frozenset(("hosts", "result_var", "json_path", "fail_on", "fail_on_var", "fail_task", "mode",
+                             "include_ok", "profile", "ping_var", "plan"))
     _requires_connection = False
 
     def run(self, tmp=None, task_vars=None):
         task_vars = task_vars or {}
         result = super().run(tmp, task_vars)
         args = self._task.args
-        fail_on = str(args.get("fail_on") or "fail")
-        if fail_on not in FAIL_ON:
-            raise AnsibleActionFail(f"fail_on must be one of {', '.join(FAIL_ON)}")
+        try:
+            # Named as the operator set it (fail_on_var: sglang_preflight_fail_on, say) when it is wrong.
+            fail_on = fail_on_value(args.get("fail_on"), str(args.get("fail_on_var") or "fail_on"))
+        except ValueError as exc:
+            raise AnsibleActionFail(str(exc)) from None
+        try:
+            fail_task = boolean(args.get("fail_task", True), strict=True)
+        except TypeError:
+            raise AnsibleActionFail(f"fail_task must be true or false, got {args.get('fail_task')!r}") from None
         hosts = args.get("hosts")
         if hosts is None:
             raise AnsibleActionFail("hosts: the hosts whose results to aggregate (e.g. the plan's hosts)")
@@ -76,10 +83,10 @@ class ActionModule(ActionBase):
         counts = doc["counts"]
         summary = (f"sglang {mode}: {doc['status']} ({counts['fail']} failures, {counts['warn']} warnings, "
                    f"{len(results)} hosts)")
+        stop = stops(doc["exit_code"], fail_on)
         result.update(changed=False, status=doc["status"], exit_code=doc["exit_code"], counts=counts, table=table,
-                      problems=doc["problems"], msg=summary)
-        threshold = {"fail": SEVERITY_ORDER["fail"], "warn": SEVERITY_ORDER["warn"], "never": 99}[fail_on]
-        if doc["exit_code"] >= threshold:
+                      problems=doc["problems"], stop=stop, msg=summary)
+        if stop and fail_task:
             result["failed"] = True
             result["msg"] = summary + "\n" + "\n".join(table)
         return result

@@ -14,33 +14,16 @@ from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 from ansible.template import trust_as_template
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils._host_files import (
-    DEFAULT_SETTINGS, SERVICE_KINDS, WATCHDOG_KINDS, host_files)
+from ansible_collections.ascend.sglang.plugins.plugin_utils._host_files import DEFAULT_SETTINGS, host_files
 from ansible_collections.ascend.sglang.plugins.module_utils._place import place_all
-from ansible_collections.ascend.sglang.plugins.module_utils._started import pending_rows
-from ansible_collections.ascend.sglang.plugins.plugin_utils._rollout import decide, service_facts
-from ansible_collections.ascend.sglang.plugins.plugin_utils._watchdog import unit_name
+from ansible_collections.ascend.sglang.plugins.plugin_utils._rollout import (
+    RESTART_ALL, decide, file_changes, host_facts, host_queries, stale_watchdogs)
 
 _ROLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "roles", "sglang_service")
 # A host's render directory: no path separator, no leading dot or dash.
 _BAD_HOST = re.compile(r"[^A-Za-z0-9_.:-]|^[^A-Za-z0-9_]|^$")
 # What ansible.builtin.template uses by default: the files are byte for byte what it wrote.
 _OVERRIDES = {"trim_blocks": True, "lstrip_blocks": False, "newline_sequence": "\n"}
-
-
-def _watched(specs: list) -> list:
-    """Services of these files that get a watchdog (the renderer writes a watchdog unit for each)."""
-    return [spec.service for spec in specs if spec.kind == "watchdog_unit"]
-
-
-def _new_files(result: dict, kind: str) -> set:
-    """Services whose file of this kind was not on the host before this run (nothing installed to stop first)."""
-    return {row["service"] for row in result["files"] if row["kind"] == kind and row["new"]}
-
-
-def _pending_text(state: dict) -> str:
-    files = f": {', '.join(state['files'])}" if state.get("files") else ""
-    return f"restart pending, it runs other files than its own ({state['reason']}{files})"
 
 
 class ActionModule(ActionBase):
@@ -74,18 +57,17 @@ class ActionModule(ActionBase):
             raise AnsibleActionFail(f"{spec.name}: {message}") from None
         return "" if text is None else str(text)
 
-    def _settings(self, args: dict, hostvars, host: str | None) -> dict:
-        settings = dict(args.get("settings") or {})
-        unknown = set(settings) - set(DEFAULT_SETTINGS)
+    @staticmethod
+    def _settings(args: dict, host_plan: dict) -> dict:
+        """The host's settings as the plan carries them (its own inventory values, checked by the settings table,
+        defaults filled in); ``settings`` given to the task win (a caller outside the collection's roles)."""
+        planned = {name[len("sglang_"):]: value for name, value in (host_plan.get("settings") or {}).items()}
+        settings = {key: planned[key] for key in DEFAULT_SETTINGS if key in planned}
+        given = dict(args.get("settings") or {})
+        unknown = set(given) - set(DEFAULT_SETTINGS)
         if unknown:
             raise AnsibleActionFail(f"settings: unknown key(s) {', '.join(sorted(unknown))}")
-        if host is not None and hostvars is not None:
-            # Render mode: the host's own inventory values win, as they would when deploying to it.
-            own = hostvars.get(host) if hasattr(hostvars, "get") else None
-            for key in settings:
-                value = own.get("sglang_" + key) if own is not None and hasattr(own, "get") else None
-                if value is not None:
-                    settings[key] = value
+        settings.update(given)
         return settings
 
     def run(self, tmp=None, task_vars=None):
@@ -103,7 +85,7 @@ class ActionModule(ActionBase):
             return self._render(result, plan, args, task_vars, roles, kinds, profile)
         host = str(args.get("host") or task_vars.get("inventory_hostname"))
         host_plan = plan["hosts"].get(host) or {}
-        settings = self._settings(args, None, None)
+        settings = self._settings(args, host_plan)
         try:
             specs = host_files(host_plan, settings, roles=roles, kinds=kinds, profile=profile,
                                secrets=args.get("secrets") or {})
@@ -127,105 +109,49 @@ class ActionModule(ActionBase):
             if spec.owner:
                 entry.update(owner=spec.owner, group=spec.group)
             files.append(entry)
-        # The services whose files this call writes (none when it writes only cann_env.sh, say).
-        rendered = {spec.service for spec in specs if spec.kind == "unit"}
-        services = [s for s in host_plan.get("services") or [] if s.get("name") in rendered]
-        names = [s["name"] for s in services]
-        # Watchdog units of these services that get none now (an earlier deployment's): looked for in the same call.
-        watched = set(_watched(specs))
-        unwatched = {os.path.join(str(cfg["systemd_dir"]), unit_name(name)): name
-                     for name in names if name not in watched}
-        # What each unit runs against its files (module_utils/_started.py), judged once the files are in place.
-        running = [name + ".service" for name in names] + [unit_name(name) for name in names if name in watched]
+        # The services whose files this call writes, their stale watchdog units to look for and the units whose
+        # state is judged once the files are in place (plugin_utils/_rollout.py): asked in the same call.
+        queries = host_queries(host_plan.get("services") or [],
+                               [{"kind": spec.kind, "service": spec.service} for spec in specs],
+                               str(cfg["systemd_dir"]))
         placed = self._execute_module(
             module_name="ascend.sglang.sglang_place_files",
             module_args={"directories": [{"path": d, "mode": "0755"} for d in directories], "files": files,
-                         "probe": list(unwatched), "running": running},
+                         "probe": list(queries["probe"]), "running": queries["running"]},
             task_vars=task_vars)
         placed.pop("invocation", None)
         if placed.get("failed"):
             result.update(failed=True, msg=placed.get("msg", "placing the files failed"))
             return result
         self._report(result, specs, paths, placed)
-        result["stale_watchdogs"] = [unwatched[path] for path in placed.get("present") or [] if path in unwatched]
-        restart_all = args.get("restart_all")
-        result.update(self._facts(result, services, placed.get("running") or {},
-                                  "cann_env.sh or the installed packages changed"
-                                  if boolean(restart_all or False, strict=False) else None))
+        result["stale_watchdogs"] = stale_watchdogs(queries["probe"], placed.get("present") or [])
+        # Per service, why it is due of its own, and the restarts pending on the host (plugin_utils/_rollout.py).
+        result.update(host_facts(result["files"], queries["services"], placed.get("running") or {},
+                                 RESTART_ALL if boolean(args.get("restart_all") or False, strict=False) else None))
         # This host's own decision (the role widens it to every rank of an instance due on any host:
         # filter ascend.sglang.sglang_rollout).
         result.update(decide({host: result})[host])
         return result
-
-    @staticmethod
-    def _facts(result: dict, services: list, running: dict, restart_all: str | None) -> dict:
-        """Per service, why it is due of its own (plugin_utils/_rollout.py), and the restarts pending on the host."""
-        changed = {}
-        for row in result["files"]:
-            if row["changed"] and row["kind"] in SERVICE_KINDS:
-                changed.setdefault(row["service"], []).append(row["kind"])
-        program = any(r["changed"] for r in result["files"] if r["kind"] == "watchdog_program")
-        new_units, new_watchdogs = _new_files(result, "unit"), _new_files(result, "watchdog_unit")
-        changed_units, changed_watchdogs = set(result["changed_units"]), set(result["changed_watchdogs"])
-        facts = []
-        for svc in services:
-            name = svc["name"]
-            state = running.get(name + ".service") or {}
-            due = [f"its files changed ({', '.join(changed[name])})"] if name in changed else []
-            if restart_all:
-                due.append(restart_all)
-            if state.get("pending"):
-                due.append(_pending_text(state))
-            watchdog = None
-            if name in result["watched"]:
-                wd_unit = unit_name(name)
-                wd_state = running.get(wd_unit) or {}
-                wd_due = ([("the watchdog program changed" if program else "its files changed")]
-                          if name in changed_watchdogs else [])
-                if wd_state.get("pending"):
-                    wd_due.append(_pending_text(wd_state))
-                watchdog = {"unit": wd_unit, "due": wd_due, "unit_changed": name in changed_watchdogs,
-                            "new_unit": name in new_watchdogs}
-            facts.append(service_facts(name, str(svc.get("instance_key") or name), due=due,
-                                       running=bool(state.get("running")), unit_changed=name in changed_units,
-                                       new_unit=name in new_units, watchdog=watchdog))
-        reload = result["daemon_reload"] or any(s.get("need_daemon_reload") for s in running.values())
-        return {"services": facts, "pending": pending_rows(list(running.values())), "daemon_reload": reload}
 
     def _report(self, result: dict, specs: list, paths: list, placed: dict) -> dict:
         changed = {f["path"]: f["changed"] for f in placed.get("files", [])}
         new = {f["path"]: f.get("new", False) for f in placed.get("files", [])}
         rows = [{"path": path, "kind": spec.kind, "service": spec.service, "changed": bool(changed.get(path)),
                  "new": bool(new.get(path))} for spec, path in zip(specs, paths)]
-
-        def names(selected):
-            out = []
-            for row in rows:
-                if row["changed"] and row["kind"] in selected and row["service"] not in out:
-                    out.append(row["service"])
-            return out
-
-        watched = _watched(specs)
-        program = any(r["changed"] for r in rows if r["kind"] == "watchdog_program")
-        result.update(
-            changed=bool(placed.get("changed")), files=rows,
-            directories=placed.get("directories", []),
-            changed_services=names(SERVICE_KINDS), changed_units=names(("unit",)),
-            watched=watched, changed_watchdogs=watched if program else names(WATCHDOG_KINDS),
-            daemon_reload=any(r["changed"] for r in rows if r["kind"] in ("unit", "watchdog_unit")))
+        result.update(changed=bool(placed.get("changed")), files=rows, directories=placed.get("directories", []),
+                      **file_changes(rows))
         if placed.get("diff"):
             result["diff"] = placed["diff"]
         return result
 
     def _render(self, result, plan, args, task_vars, roles, kinds, profile) -> dict:
         base = os.path.abspath(os.path.expanduser(str(args["render_dir"])))
-        hostvars = task_vars.get("hostvars")
         directories, files, specs_all, paths = [], [], [], []
         for host, host_plan in plan["hosts"].items():
             if not isinstance(host, str) or _BAD_HOST.search(host):
                 raise AnsibleActionFail(f"plan.hosts keys must be inventory host names usable as directory names, "
                                         f"got {str(host)[:60]!r}")
-            settings = self._settings(args, hostvars, host)
+            settings = self._settings(args, host_plan or {})
             host_dir = os.path.join(base, str(host))
             directories.append({"path": host_dir, "mode": 0o755})
             try:

@@ -189,13 +189,8 @@ def _split(argv: Sequence[str]) -> tuple[list[str], list[tuple[str, list[str]]]]
     return head, flags
 
 
-def apply_overrides(argv: Sequence[str], overrides: Mapping[str, Any] | None, python: str | None = None
-                    ) -> list[str]:
-    """The documented benchmark argv with ``overrides`` (flag -> value) applied in place.
-
-    A value replaces the flag's values (a list gives several), ``true`` makes a bare flag, ``null`` or
-    ``false`` removes it; a flag the command lacks is appended.  ``python`` replaces the interpreter.
-    """
+def _overridden(argv: Sequence[str], overrides: Mapping[str, Any] | None, python: str | None
+                ) -> tuple[list[str], list[tuple[str, list[str]]]]:
     head, flags = _split(argv)
     if python:
         head[0] = str(python)
@@ -211,33 +206,49 @@ def apply_overrides(argv: Sequence[str], overrides: Mapping[str, Any] | None, py
             flags = [(f, values if f == flag else v) for f, v in flags]
         else:
             flags.append((flag, values))
+    return head, flags
+
+
+def _joined(head: list[str], flags: list[tuple[str, list[str]]]) -> list[str]:
     out = list(head)
     for flag, values in flags:
         out += [flag, *values]
     return out
 
 
-def flag_value(argv: Sequence[str], flag: str) -> str | None:
-    """The (first) value of ``flag`` in ``argv``, or None."""
-    _unused, flags = _split(argv)
-    for name, values in flags:
-        if name == flag:
-            return values[0] if values else ""
-    return None
+def apply_overrides(argv: Sequence[str], overrides: Mapping[str, Any] | None, python: str | None = None
+                    ) -> list[str]:
+    """The documented benchmark argv with ``overrides`` (flag -> value) applied in place.
+
+    A value replaces the flag's values (a list gives several), ``true`` makes a bare flag, ``null`` or
+    ``false`` removes it; a flag the command lacks is appended.  ``python`` replaces the interpreter.
+    """
+    return _joined(*_overridden(argv, overrides, python))
 
 
-def num_prompts(argv: Sequence[str]) -> int:
-    value = flag_value(argv, "--num-prompts")
-    return int(value) if value else DEFAULT_NUM_PROMPTS
+def command(argv: Sequence[str], overrides: Mapping[str, Any] | None, python: str | None = None
+            ) -> tuple[list[str], int]:
+    """``apply_overrides`` and the number of prompts the resulting command sends (its --num-prompts,
+    bench_serving's default without one): the count the verdict holds the successful requests to."""
+    head, flags = _overridden(argv, overrides, python)
+    given = next((values for flag, values in flags if flag == "--num-prompts"), None)
+    try:
+        prompts = int(given[0]) if given else DEFAULT_NUM_PROMPTS
+    except ValueError:
+        raise ValueError(f"--num-prompts {given[0]!r}: a number of prompts") from None
+    return _joined(head, flags), prompts
 
 
 # ------------------------------------------------------------------------------------------- verdict
 
-def evaluate(parsed: Mapping[str, Any], *, argv: Sequence[str], cards: float, tpot_target_ms: float,
+def evaluate(parsed: Mapping[str, Any], *, cards: float, tpot_target_ms: float,
              published: Mapping[str, Any] | None, tolerance: float = DEFAULT_TPOT_TOLERANCE,
-             target_source: str = "the profile") -> dict[str, Any]:
-    """Measured figures beside the published ones, and every reason the run fails. ``target_source`` names
-    where ``tpot_target_ms`` comes from (the profile, or an operator's stricter target)."""
+             target_source: str = "the profile", argv: Sequence[str] = ()) -> dict[str, Any]:
+    """Measured figures beside the published ones, and every reason the run fails. ``parsed`` is the module's
+    (ascend.sglang.sglang_bench) result block with the prompts the command sent (``num_prompts``, from
+    ``command``); ``target_source`` names where ``tpot_target_ms`` comes from (the profile, or an operator's
+    stricter target). ``argv``, the command that ran, is not read: callers may still pass it."""
+    del argv
     metrics = parsed.get("metrics") or {}
     measured = figures(metrics, cards)
     pub = dict(published or {})
@@ -249,7 +260,7 @@ def evaluate(parsed: Mapping[str, Any], *, argv: Sequence[str], cards: float, tp
         rows.append({"figure": key, "label": label, "unit": unit, "higher_is_better": higher,
                      "measured": mine, "published": theirs, "ratio": ratio})
     failures: list[str] = []
-    wanted = num_prompts(argv)
+    wanted = int(parsed.get("num_prompts") or DEFAULT_NUM_PROMPTS)
     completed = metrics.get("completed")
     if not isinstance(completed, int):
         failures.append("the result has no 'Successful requests' figure")

@@ -35,8 +35,6 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping, Sequence
 
 ROLE_ORDER = ("prefill", "decode", "mixed")
-# Router worker_type of each server role.
-WORKER_TYPE = {"prefill": "prefill", "decode": "decode", "mixed": "regular"}
 
 
 def _services(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -54,40 +52,31 @@ def without_env(services: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 def routers(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The router services, each with ``base_url`` and ``mini_lb`` (no worker API)."""
+    """The router services, each with ``base_url`` and the plan's ``mini_lb`` (no worker API)."""
     out = []
     for svc in _services(plan):
-        if svc["role"] != "router":
-            continue
-        argv = [str(a) for a in svc.get("argv") or []]
-        out.append(dict(svc, base_url=f"http://{svc['host']}:{svc['port']}", mini_lb="--mini-lb" in argv))
+        if svc["role"] == "router":
+            out.append(dict(svc, base_url=f"http://{svc['host']}:{svc['port']}", mini_lb=bool(svc.get("mini_lb"))))
     return sorted(out, key=lambda s: s["instance"])
 
 
 def instances(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Server instances in rollout order (prefill, decode, mixed; by instance index), each with all its
-    ranks (rank order), its rank 0, its router registration (url, worker_type, bootstrap_port) and how
-    many instances its role has (a role with one instance cannot serve while it restarts)."""
-    groups: dict[str, list[dict[str, Any]]] = {}
-    for svc in _services(plan):
-        if svc["role"] in ROLE_ORDER:
-            groups.setdefault(svc["instance_key"], []).append(svc)
+    """Server instances of the plan (``instances``) in rollout order (prefill, decode, mixed; by instance index),
+    each with its ranks' services (rank order), its rank 0, its router registration (url, worker_type,
+    bootstrap_port) and how many instances its role has (a role with one instance cannot serve while it
+    restarts)."""
+    by_name = {svc["name"]: svc for svc in _services(plan)}
+    planned = [i for i in plan.get("instances") or [] if i["role"] in ROLE_ORDER]
     per_role: dict[str, int] = {}
-    for ranks in groups.values():
-        per_role[ranks[0]["role"]] = per_role.get(ranks[0]["role"], 0) + 1
+    for inst in planned:
+        per_role[inst["role"]] = per_role.get(inst["role"], 0) + 1
     out = []
-    for key, ranks in groups.items():
-        ranks.sort(key=lambda s: s["node_rank"])
-        rank0 = ranks[0]
-        worker: dict[str, Any] = {"url": f"http://{rank0['host']}:{rank0['port']}",
-                                  "worker_type": WORKER_TYPE[rank0["role"]]}
-        if rank0.get("bootstrap_port") is not None:
-            worker["bootstrap_port"] = rank0["bootstrap_port"]
-        out.append({"key": key, "role": rank0["role"], "instance": rank0["instance"],
-                    "label": f"{rank0['role']} instance {rank0['instance']}",
-                    "hosts": [s["inventory_host"] for s in ranks],
-                    "services": ranks, "rank0": rank0, "worker": worker,
-                    "role_instances": per_role[rank0["role"]]})
+    for inst in planned:
+        ranks = [by_name[name] for name in inst["ranks"]]
+        out.append({"key": inst["key"], "role": inst["role"], "instance": inst["instance"],
+                    "label": f"{inst['role']} instance {inst['instance']}", "hosts": list(inst["hosts"]),
+                    "services": ranks, "rank0": ranks[0], "worker": dict(inst["worker"]),
+                    "role_instances": per_role[inst["role"]]})
     out.sort(key=lambda i: (ROLE_ORDER.index(i["role"]), i["instance"]))
     return out
 
@@ -240,7 +229,7 @@ def status_rows(plan: Mapping[str, Any], observed: Mapping[str, Any]) -> list[di
                 state = f"{state} ({got['sub_state']})"
             health = got.get("health") or ("-" if not svc.get("health_url") else "unknown")
         if svc["role"] == "router":
-            if svc.get("argv") and "--mini-lb" in [str(a) for a in svc["argv"]]:
+            if svc.get("mini_lb"):
                 view = "mini-lb: no worker API"
             elif isinstance(got.get("workers"), Mapping):
                 workers = got["workers"].get("workers") or []
@@ -248,8 +237,8 @@ def status_rows(plan: Mapping[str, Any], observed: Mapping[str, Any]) -> list[di
                 view = f"{ok}/{len(workers)} workers healthy"
             else:
                 view = got.get("workers_error") or "-"
-        elif svc["node_rank"] == 0:
-            view = views.get(f"http://{svc['host']}:{svc['port']}", "-")
+        elif svc.get("worker"):
+            view = views.get(svc["worker"]["url"], "-")
         else:
             view = "-"
         rows.append({"host": svc["inventory_host"], "service": svc["name"], "role": svc["role"],

@@ -13,7 +13,8 @@ import tempfile
 
 
 def ensure_directory(path: str, mode: int, check_mode: bool) -> bool:
-    """A directory at path with this mode (parents created 0755). Returns whether something changed."""
+    """A directory at path, created with this mode (parents 0755) when missing. An existing directory keeps its
+    mode and owner: it may be the operator's (/etc, /usr/local/bin). Returns whether something changed."""
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -23,10 +24,6 @@ def ensure_directory(path: str, mode: int, check_mode: bool) -> bool:
         return True
     if not stat.S_ISDIR(st.st_mode):
         raise OSError(f"{path} exists and is not a directory")
-    if stat.S_IMODE(st.st_mode) != mode:
-        if not check_mode:
-            os.chmod(path, mode)
-        return True
     return False
 
 

@@ -22,7 +22,6 @@ interpreter's stack (its runtime and stack checks), run by deploy.yml right afte
 from __future__ import annotations
 
 import dataclasses
-import re
 from typing import Any, Iterable, Mapping
 
 from ansible_collections.ascend.sglang.plugins.module_utils import _checks, _fabric_checks, _stack
@@ -65,7 +64,7 @@ class Context:
     """What the checks compare against, besides the host plan."""
 
     mode: str = "preflight"
-    hardware: str | None = None          # profile's hardware (A2 / A3), computed from profiles/<id>.yml
+    hardware: str | None = None          # the profile's hardware (A2 / A3): the plan's ``hardware``
     releases: Mapping[str, str] = dataclasses.field(default_factory=dict)
     min_driver_version: str | None = None
     min_cann_version: str | None = None
@@ -73,7 +72,7 @@ class Context:
     profile: str | None = None
     # Packages the roles install before start (sglang_server_install / sglang_router_install).
     installed_by_roles: frozenset[str] = frozenset()
-    # The planned release's reference environment (ReferenceStack.as_dict()) and how a difference counts.
+    # The planned release's reference environment (the plan's ``reference_stack``) and how a difference counts.
     stack_reference: Mapping[str, Any] | None = None
     stack_policy: str = "warn"
     # The plan's preflight settings (module_utils/_checks.py): each check's level, the weights mode.
@@ -84,39 +83,21 @@ class Context:
 
 
 # --------------------------------------------------------------------------- plan helpers
+# The planned services' fields (plugins/plugin_utils/_planner.py Service): no flag is looked up in an argv.
 
-def flag_value(argv: list[str], flag: str) -> str | None:
-    """Value of ``--flag v`` / ``--flag=v`` in an argv, else None."""
-    for i, arg in enumerate(argv):
-        if arg == flag and i + 1 < len(argv):
-            return str(argv[i + 1])
-        if isinstance(arg, str) and arg.startswith(flag + "="):
-            return arg.split("=", 1)[1]
-    return None
+def _devices(svc: Mapping[str, Any]) -> list[int]:
+    """Devices (npu-smi order) a server service uses on its node (the plan's ``devices``); routers use none."""
+    return [int(d) for d in svc.get("devices") or []] if svc.get("role") in SERVER_ROLES else []
 
 
-def has_flag(argv: list[str], flag: str) -> bool:
-    return any(a == flag or (isinstance(a, str) and a.startswith(flag + "=")) for a in argv)
+def _model_paths(svc: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """(path, kind, why) the service reads from disk (the plan's ``model_paths``): kind 'dir' or 'file'."""
+    return [(str(m["path"]), str(m["kind"]), str(m["what"])) for m in svc.get("model_paths") or []]
 
 
-def _int(text: str | None, default: int) -> int:
-    try:
-        return int(str(text))
-    except (TypeError, ValueError):
-        return default
-
-
-def service_devices(svc: Mapping[str, Any]) -> list[int]:
-    """Devices (npu-smi order) a server service uses on its node: ``--tp-size / nnodes`` from
-    ``--base-gpu-id`` (default 0).  Routers use none."""
-    if svc.get("role") not in SERVER_ROLES:
-        return []
-    argv = [str(a) for a in svc.get("argv") or []]
-    tp = _int(flag_value(argv, "--tp-size") or flag_value(argv, "--tp"), 1)
-    nnodes = _int(flag_value(argv, "--nnodes"), 0) or int(svc.get("nnodes") or 1)
-    base = _int(flag_value(argv, "--base-gpu-id"), 0)
-    per_node = max(tp // max(nnodes, 1), 1)
-    return list(range(base, base + per_node))
+def _peer_targets(svc: Mapping[str, Any]) -> list[tuple[str, int, str]]:
+    """(address, port, what) of the endpoints of other hosts this service dials at start (the plan's ``peers``)."""
+    return [(str(p["address"]), int(p["port"]), str(p["purpose"])) for p in svc.get("peers") or []]
 
 
 def _services(host_plan: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -131,7 +112,7 @@ def server_devices(host_plan: Mapping[str, Any]) -> dict[int, list[str]]:
     """Device -> the server services of the host that use it."""
     out: dict[int, list[str]] = {}
     for svc in _services(host_plan):
-        for device in service_devices(svc):
+        for device in _devices(svc):
             out.setdefault(device, []).append(str(svc.get("name")))
     return out
 
@@ -146,7 +127,7 @@ def fabric_devices(host_plan: Mapping[str, Any]) -> dict[int, list[str]]:
     out: dict[int, list[str]] = {}
     for svc in _services(host_plan):
         if talks_to_other_hosts(svc):
-            for device in service_devices(svc):
+            for device in _devices(svc):
                 out.setdefault(device, []).append(str(svc.get("name")))
     return out
 
@@ -181,43 +162,13 @@ def _container_requirements(host_plan: Mapping[str, Any]) -> dict[str, Any] | No
         spec = svc.get("container") or {}
         devices.update(dict.fromkeys(str(d) for d in spec.get("devices") or []))
         mounts.update(dict.fromkeys(str(m).split(":", 1)[0] for m in spec.get("mounts") or []))
-    return {"engine": str(first.get("engine")), "image": str(first.get("image")),
+    # The engine the launchers run: its absolute path (sglang_container_engine_path), never a PATH lookup.
+    return {"engine": str(first.get("engine_path") or first.get("engine")), "image": str(first.get("image")),
             "from_archive": bool(first.get("from_archive")), "devices": list(devices), "mounts": list(mounts)}
 
 
 def _is_server_host(host_plan: Mapping[str, Any]) -> bool:
     return any(s.get("role") in SERVER_ROLES for s in _services(host_plan))
-
-
-def _split_addr(addr: str) -> tuple[str, int] | None:
-    """``host:port`` / ``tcp://host:port`` / ``[v6]:port`` -> (host, port)."""
-    text = re.sub(r"^[a-z]+://", "", str(addr).strip())
-    match = re.fullmatch(r"\[([^\]]+)\]:(\d+)", text) or re.fullmatch(r"([^:/]+):(\d+)", text)
-    if not match:
-        return None
-    return match.group(1), int(match.group(2))
-
-
-def _model_paths(svc: Mapping[str, Any]) -> list[tuple[str, str, str]]:
-    """(path, kind, why) the service reads from disk: kind 'dir' or 'file'."""
-    argv = [str(a) for a in svc.get("argv") or []]
-    out: list[tuple[str, str, str]] = []
-    model = flag_value(argv, "--model-path")
-    if model:
-        out.append((model, "dir", "--model-path"))
-        out.append((model.rstrip("/") + "/config.json", "file", "--model-path config.json"))
-        if (flag_value(argv, "--quantization") or "").lower() == "modelslim":
-            out.append((model.rstrip("/") + "/quant_model_description.json", "file",
-                        "--quantization modelslim needs the model's quant_model_description.json"))
-    draft = flag_value(argv, "--speculative-draft-model-path")
-    if draft:
-        algo = flag_value(argv, "--speculative-algorithm") or "speculative decoding"
-        out.append((draft, "dir", f"--speculative-draft-model-path ({algo} draft model)"))
-        out.append((draft.rstrip("/") + "/config.json", "file", f"{algo} draft model config.json"))
-    experts = flag_value(argv, "--init-expert-location")
-    if experts and experts not in ("trivial",):
-        out.append((experts, "file", "--init-expert-location"))
-    return out
 
 
 def _multi_node_nics(svc: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -229,22 +180,6 @@ def _multi_node_nics(svc: Mapping[str, Any]) -> list[tuple[str, str]]:
     for var in ("HCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME"):
         if env.get(var):
             out.append((var, str(env[var])))
-    return out
-
-
-def _peer_targets(svc: Mapping[str, Any]) -> list[tuple[str, int, str]]:
-    """(address, port, what) of rank-0 endpoints this service dials at start."""
-    out = []
-    own = str(svc.get("host") or "")
-    if int(svc.get("node_rank") or 0) > 0 and svc.get("dist_init_addr"):
-        split = _split_addr(str(svc["dist_init_addr"]))
-        if split:
-            out.append((split[0], split[1], f"dist-init of {svc.get('role')} instance {svc.get('instance')} rank 0"))
-    store = (svc.get("env") or {}).get("ASCEND_MF_STORE_URL")
-    if store:
-        split = _split_addr(str(store))
-        if split and split[0] != own:
-            out.append((split[0], split[1], "MemFabric store (ASCEND_MF_STORE_URL)"))
     return out
 
 
@@ -402,7 +337,7 @@ def _check_npu(out: _Out, host_plan: Mapping[str, Any], observed: Mapping[str, A
     by_index = {int(c["index"]): c for c in chips}
     node = NODE_DEVICES.get(ctx.hardware or generation or "", 0)
     for svc in services:
-        wanted = service_devices(svc)
+        wanted = _devices(svc)
         name = str(svc.get("name"))
         if not wanted:
             continue
@@ -461,11 +396,9 @@ def _check_npu(out: _Out, host_plan: Mapping[str, Any], observed: Mapping[str, A
             ratio = ctx.min_hbm_free_ratio
             source = "sglang_preflight_min_hbm_free_ratio"
             if ratio is None:
-                mem = flag_value([str(a) for a in svc.get("argv") or []], "--mem-fraction-static")
-                try:
-                    ratio, source = float(mem), "--mem-fraction-static"  # type: ignore[arg-type]
-                except (TypeError, ValueError):
-                    ratio, source = DEFAULT_HBM_FREE_RATIO, "default"
+                mem = svc.get("mem_fraction_static")
+                ratio, source = ((float(mem), "--mem-fraction-static") if mem is not None
+                                 else (DEFAULT_HBM_FREE_RATIO, "default"))
             free = total - used
             found = f"{where}: {free} of {total} MB free ({free / total:.0%})"
             if free < ratio * total:
@@ -703,7 +636,7 @@ def _devices_needed(host_plan: Mapping[str, Any]) -> tuple[int, str] | None:
     """NPUs the host's server services need visible (highest device index + 1, --base-gpu-id counted)."""
     best: tuple[int, str] | None = None
     for svc in _services(host_plan):
-        devices = service_devices(svc)
+        devices = _devices(svc)
         if devices and (best is None or devices[-1] + 1 > best[0]):
             span = f"devices {devices[0]}-{devices[-1]}" if len(devices) > 1 else f"device {devices[0]}"
             best = (devices[-1] + 1, f"{svc.get('name')} uses {span} (--base-gpu-id {devices[0]})")
@@ -736,10 +669,11 @@ def _check_container(out: _Out, host_plan: Mapping[str, Any], observed: Mapping[
     seen = observed.get("container") or {}
     engine, image = spec["engine"], spec["image"]
     if not seen.get("engine"):
-        out.add("container", FAIL, f"{engine} not found in PATH", f"{engine} (sglang_container_engine)",
-                f"install {engine} on this host or set sglang_container_engine to the engine it has")
+        out.add("container", FAIL, f"{engine} not found", f"{engine} (sglang_container_engine_path)",
+                f"install the engine on this host at {engine}, or set sglang_container_engine and "
+                "sglang_container_engine_path to the engine it has")
         return
-    out.add("container", OK, str(seen.get("version") or engine), f"{engine} (sglang_container_engine)")
+    out.add("container", OK, str(seen.get("version") or engine), f"{engine} (sglang_container_engine_path)")
     if seen.get("image") == "present":
         out.add("image", OK, f"{image} present", "image present or obtainable")
     elif spec["from_archive"]:

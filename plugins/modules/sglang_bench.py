@@ -87,7 +87,10 @@ stderr:
   returned: always
   type: str
 parsed:
-  description: The parsed result block (C(metrics), C(unknown), C(duplicates)), or empty.
+  description:
+    - The parsed result block (C(metrics), C(unknown), C(duplicates); none of them when the output has no block)
+      and C(num_prompts), the prompts the command sends (its C(--num-prompts), else bench_serving's default 1000),
+      which M(ascend.sglang.sglang_bench_report) holds the successful requests to.
   returned: always
   type: dict
 parse_error:
@@ -106,9 +109,7 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.ascend.sglang.plugins.module_utils._bench import (
-    BenchParseError, apply_overrides, parse_result,
-)
+from ansible_collections.ascend.sglang.plugins.module_utils._bench import BenchParseError, command, parse_result
 
 
 def main():
@@ -131,12 +132,13 @@ def main():
         if value:
             overrides[flag] = value
     try:
-        argv = apply_overrides(p["argv"], overrides, p["python"])
+        argv, prompts = command(p["argv"], overrides, p["python"])
     except ValueError as exc:
         module.fail_json(msg=str(exc))
     # sglang_runtime container: the engine command that runs the argv in the image (plan bench.container).
     argv = list(p["prefix"] or []) + argv
-    result = {"changed": False, "argv": argv, "rc": -1, "stdout": "", "stderr": "", "parsed": {}, "duration_s": 0.0}
+    result = {"changed": False, "argv": argv, "rc": -1, "stdout": "", "stderr": "",
+              "parsed": {"num_prompts": prompts}, "duration_s": 0.0}
     if module.check_mode:
         module.exit_json(msg="check mode: the benchmark was not run", **result)
     env = dict(os.environ, **{str(k): str(v) for k, v in (p["environment"] or {}).items()})
@@ -155,7 +157,7 @@ def main():
         module.fail_json(msg=f"cannot run {argv[0]}: {exc}", **result)
     result["duration_s"] = round(time.monotonic() - start, 1)
     try:
-        result["parsed"] = parse_result(result["stdout"])
+        result["parsed"] = dict(parse_result(result["stdout"]), num_prompts=prompts)
     except BenchParseError as exc:
         result["parse_error"] = str(exc)
     module.exit_json(**result)

@@ -9,7 +9,7 @@ DOCUMENTATION = r"""
 module: sglang_place_files
 short_description: Place several files and their directories on a host in one step, atomically, with their modes
 description:
-  - Creates the given directories (or sets their mode), then writes each file whose content, mode or owner differs
+  - Creates the given directories that are missing (an existing directory keeps its mode and owner), then writes each file whose content, mode or owner differs
     from what the host has. A file is written to a temporary file in its directory, which gets its mode and owner
     before any content, then renamed over the old one.
   - Reports C(changed) per file and, in diff mode, a diff per changed file, except files given with
@@ -19,7 +19,7 @@ description:
 version_added: 0.4.0
 options:
   directories:
-    description: Directories to create, or whose mode to set.
+    description: Directories to create when missing, with their mode.
     type: list
     elements: dict
     default: []

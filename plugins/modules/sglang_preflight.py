@@ -1,8 +1,8 @@
 #!/usr/bin/python
 # Copyright: ascend.sglang contributors
 # Apache License 2.0
-# Runs on the managed host.  The action plugin of the same name fills host_plan, hardware and releases
-# from the controller's plan (hostvars['localhost'].sglang_plan) and the profile file.
+# Runs on the managed host.  The action plugin of the same name fills host_plan, hardware, releases,
+# preflight and stack_reference from the controller's plan (hostvars['localhost'].sglang_plan).
 
 from __future__ import annotations
 
@@ -44,7 +44,10 @@ description:
 version_added: 0.2.0
 options:
   host_plan:
-    description: This host's entry of the plan (C(cann), C(services)). Filled by the action plugin.
+    description:
+      - This host's entry of the plan (C(cann), C(services)). Filled by the action plugin.
+      - "The checks read each service's planned C(devices), C(model_paths), C(peers) and C(mem_fraction_static),
+        never its argv."
     type: dict
   hostname:
     description: The inventory name reported in the findings. Filled by the action plugin.
@@ -53,7 +56,7 @@ options:
     description: Profile id (for messages).
     type: str
   hardware:
-    description: Hardware generation the profile targets (C(A2) or C(A3)), read from C(profiles/<id>.yml) by the action.
+    description: Hardware generation the profile targets (C(A2) or C(A3)), the plan's C(hardware), filled by the action.
     type: str
     choices: [A2, A3]
   releases:
@@ -90,7 +93,7 @@ options:
   stack_reference:
     description:
       - "The reference environment of the planned SGLang release (C(profiles/_releases.yml) C(stacks)): C(release),
-        C(cann), C(packages), C(source). Filled by the action plugin."
+        C(cann), C(packages), C(source). Filled by the action plugin from the plan's C(reference_stack)."
     type: dict
   stack_policy:
     description:

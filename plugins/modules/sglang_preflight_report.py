@@ -13,7 +13,8 @@ description:
   - Runs on the controller. Reads the registered result of M(ascend.sglang.sglang_preflight) of every host
     in O(hosts) (a host without one, e.g. unreachable, is a failure), prints one table of every warning and
     failure (status, host, check, found, expected, how to fix), optionally writes the full report as JSON,
-    and fails when the worst finding reaches O(fail_on).
+    and returns C(stop) when the worst finding reaches O(fail_on); the task fails then, unless O(fail_task=false)
+    leaves that to a later task (one that shows the table first, say).
   - The report's C(exit_code) is 0 (all ok), 1 (warnings) or 2 (failures).
   - The JSON file is written in check mode too (it is a controller-side report, not a change to a host).
 version_added: 0.2.0
@@ -41,10 +42,23 @@ options:
     description: Write the report here (controller path). Omit to write nothing.
     type: path
   fail_on:
-    description: Fail the task at C(fail) (failures only), C(warn) (warnings too) or C(never).
+    description:
+      - Stop the run (C(stop)) at C(fail) (failures only), C(warn) (warnings too) or C(never).
+      - Pass the operator's variable as it is (e.g. V(sglang_preflight_fail_on)); unset or empty is C(fail).
     type: str
     choices: [fail, warn, never]
     default: fail
+  fail_on_var:
+    description:
+      - The variable O(fail_on) comes from, named in the error when its value is not one of the choices.
+    type: str
+    default: fail_on
+  fail_task:
+    description:
+      - Fail this task when C(stop) is true. V(false) only returns C(stop), for a later task to fail with its
+        own message.
+    type: bool
+    default: true
   mode:
     description: C(preflight), C(doctor) or C(stack), recorded in the report.
     type: str
@@ -67,6 +81,19 @@ EXAMPLES = r"""
   ascend.sglang.sglang_preflight_report:
     hosts: "{{ sglang_plan.hosts | list }}"
     json_path: /tmp/sglang-preflight.json
+
+- name: The operator's threshold; a later task stops the run with its own message
+  ascend.sglang.sglang_preflight_report:
+    hosts: "{{ sglang_plan.hosts | list }}"
+    fail_on: "{{ sglang_preflight_fail_on | default('fail') }}"
+    fail_on_var: sglang_preflight_fail_on
+    fail_task: false
+  register: __report
+
+- name: Stop
+  ansible.builtin.fail:
+    msg: "{{ __report.msg }}: fix the problems in the table above"
+  when: __report.stop
 """
 
 RETURN = r"""
@@ -78,6 +105,10 @@ exit_code:
   description: 0 ok, 1 warnings, 2 failures.
   returned: always
   type: int
+stop:
+  description: The report reaches O(fail_on) (C(exit_code) 2 at C(fail), 1 or 2 at C(warn), never at C(never)).
+  returned: always
+  type: bool
 counts:
   description: Findings per severity (ok, warn, fail).
   returned: always

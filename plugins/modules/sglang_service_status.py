@@ -117,7 +117,7 @@ def main():
         if svc.get("health_url"):
             row["health"] = http_get(str(svc["health_url"]), module.params["timeout"]).label()
         if svc.get("role") == "router":
-            if "--mini-lb" in [str(a) for a in svc.get("argv") or []]:
+            if svc.get("mini_lb"):
                 row["workers_error"] = "mini-lb: no worker API"
             else:
                 answer = http_get(f"http://{svc['host']}:{svc['port']}/workers", module.params["timeout"],

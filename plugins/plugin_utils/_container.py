@@ -78,6 +78,9 @@ class Settings:
     shm_size: str
     ascend_runtime: bool
     image_archive: str | None
+    # The engine's absolute path: the launchers and the image tasks never look it up on PATH, which the
+    # services' environment may set (sglang_overrides env PATH).
+    engine_path: str = "/usr/bin/podman"
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -134,10 +137,12 @@ def check_settings(variables: Mapping[str, Any], default_image: str | None, defa
         archive = contract.text(archive, errors, contract.Where("sglang_container_image_archive"),
                                 what="a controller path of an image tarball (a string)")
         ok = ok and archive is not None
-    if not ok or image is None or ascend_runtime is None:
+    engine_path = variables.get("sglang_container_engine_path", f"/usr/bin/{engine}" if ok else "/usr/bin/podman")
+    engine_path = contract.unit_path(engine_path, errors, contract.Where("sglang_container_engine_path"))
+    if not ok or image is None or ascend_runtime is None or engine_path is None:
         return None
     return Settings(engine=str(engine), image=image, shm_size=shm, ascend_runtime=ascend_runtime,
-                    image_archive=archive)
+                    image_archive=archive, engine_path=engine_path)
 
 
 def check_mount_paths(values: Mapping[str, Any], errors: Collector) -> None:
@@ -175,7 +180,7 @@ def service_container(settings: Settings, name: str, npus: Sequence[int] | None,
         mounts += [f"{path}:{path}:ro" for path in dict.fromkeys(model_paths)]
         if fabric:
             mounts.append(f"{HCCN_CONF}:{HCCN_CONF}:ro")
-    run = [settings.engine, "run", "--rm", "--pull", "never", "--name", name, "--network", "host", "--ipc", "host"]
+    run = [settings.engine_path, "run", "--rm", "--pull", "never", "--name", name, "--network", "host", "--ipc", "host"]
     if settings.engine == "docker":
         # With --ipc host the container shares the host's /dev/shm; podman refuses --shm-size with it.
         run += ["--shm-size", settings.shm_size]
@@ -201,7 +206,8 @@ def service_container(settings: Settings, name: str, npus: Sequence[int] | None,
         # Run by the unit after a stop (ExecStopPost, under TimeoutStopSec) and before a start: the graceful stop
         # (SIGTERM through the engine's client) is over by then, so kill at once (podman's rm would otherwise
         # wait 10 s first, and systemd kill it with the container still running; docker's rm --force kills).
-        "run": run, "remove": [settings.engine, "rm", "--force"] + (["--time", "0"] if settings.engine == "podman" else [])
+        "engine_path": settings.engine_path,
+        "run": run, "remove": [settings.engine_path, "rm", "--force"] + (["--time", "0"] if settings.engine == "podman" else [])
         + [name],
         # Preflight: an absent image is loaded from the controller's tarball, not pulled.
         "from_archive": settings.image_archive is not None,
@@ -211,7 +217,7 @@ def service_container(settings: Settings, name: str, npus: Sequence[int] | None,
 def bench_prefix(settings: Settings, model_paths: Sequence[str]) -> list[str]:
     """The engine command that runs the documented benchmark in the image (the host has no SGLang): host
     network, the model (tokenizer) read-only, the image's own interpreter; ``env`` runs the plan's argv as is."""
-    run = [settings.engine, "run", "--rm", "--pull", "never", "--network", "host"]
+    run = [settings.engine_path, "run", "--rm", "--pull", "never", "--network", "host"]
     for path in dict.fromkeys(model_paths):
         run += ["--volume", f"{path}:{path}:ro"]
     return run + ["--entrypoint", "/usr/bin/env", settings.image]

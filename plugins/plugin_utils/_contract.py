@@ -19,7 +19,7 @@ import dataclasses
 import ipaddress
 import math
 import re
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 from ansible_collections.ascend.sglang.plugins.module_utils import _checks
 from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector
@@ -104,20 +104,34 @@ def text(value: Any, errors: Collector, where: Where, *, blank_ok: bool = False,
 
 
 def absolute_path(value: Any, errors: Collector, where: Where, *, no_blanks: bool = False) -> str | None:
-    """An absolute path; ``no_blanks`` where it reaches a systemd unit (a blank splits ExecStart=)."""
+    """An absolute path; ``no_blanks`` where it reaches a systemd unit (see unit_path)."""
     path = text(value, errors, where, what="an absolute path (a string)")
     if path is None:
         return None
     if not path.startswith("/"):
         where.add(errors, f"must be an absolute path, got {_shown(path)}")
         return None
-    if no_blanks and re.search(r"\s", path):
-        where.add(errors, f"must not contain blanks ({_shown(path)}): it is written into a systemd unit")
-        return None
-    if "%" in path and no_blanks:
-        where.add(errors, f"must not contain '%' ({_shown(path)}): systemd expands it as a specifier")
-        return None
+    if no_blanks:
+        bad = UNIT_UNSAFE_RE.search(path)
+        if bad:
+            why = UNIT_UNSAFE_WHY[" " if bad.group().isspace() else bad.group()]
+            where.add(errors, f"must not contain {why} ({_shown(path)}): it is written into a systemd unit")
+            return None
     return path
+
+
+# What systemd does to a character of a unit's command line: a blank splits the word, quotes and backslashes
+# are unquoted or unescaped, '%' starts a specifier, '$' expands a variable (systemd.service(5), "Command
+# lines"); ';' separates commands.  A path that reaches a unit is refused with any of them, never escaped.
+UNIT_UNSAFE_RE = re.compile(r"[\s\"'\\%$;]")
+UNIT_UNSAFE_WHY = {" ": "blanks", '"': "a quote", "'": "a quote", "\\": "a backslash",
+                   "%": "'%' (systemd expands it as a specifier)", "$": "'$' (systemd expands it as a variable)",
+                   ";": "';' (systemd reads it as a command separator)"}
+
+
+def unit_path(value: Any, errors: Collector, where: Where) -> str | None:
+    """A path that reaches a systemd unit: absolute and made only of characters systemd takes literally."""
+    return absolute_path(value, errors, where, no_blanks=True)
 
 
 def command(value: Any, errors: Collector, where: Where) -> str | None:
@@ -254,27 +268,14 @@ def inventory_name(value: str, errors: Collector, where: Where) -> bool:
     return True
 
 
-# ---- role variables: the values the roles write into files on the hosts ---------------------------------
+# ---- checkers of the settings table (plugin_utils/_settings.py) ------------------------------------------
 
-Check = Callable[[Any, Collector, Where], Any]
-
-
-def _path(value: Any, errors: Collector, where: Where) -> Any:
-    return absolute_path(value, errors, where)
-
-
-def _unit_path(value: Any, errors: Collector, where: Where) -> Any:
-    return absolute_path(value, errors, where, no_blanks=True)
-
-
-# pip inputs (sglang_server_install): a distribution name (PEP 508) and a version. sglang_server_packages is not
-# checked here: it may name the plan's own release (a template the plan cannot evaluate before it exists); the
-# pip module passes each item as one argument, never through a shell.
+# pip inputs (sglang_server_install): a distribution name (PEP 508) and a version.
 PACKAGE_RE = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
 VERSION_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+!_-]{0,63}")
 
 
-def _stack_pins(value: Any, errors: Collector, where: Where) -> Any:
+def stack_pins(value: Any, errors: Collector, where: Where) -> Any:
     """sglang_server_stack: package -> version, each pinned as ``NAME==VERSION``."""
     if not isinstance(value, Mapping):
         where.add(errors, f"must be a mapping of package -> version, got {_type_name(value)} {_shown(value)}")
@@ -289,90 +290,9 @@ def _stack_pins(value: Any, errors: Collector, where: Where) -> Any:
     return value
 
 
-def _wheelhouse(value: Any, errors: Collector, where: Where) -> Any:
+def wheelhouse(value: Any, errors: Collector, where: Where) -> Any:
     """sglang_wheelhouse: a controller directory (relative to where ansible-playbook runs), or "" for the index."""
     return text(value, errors, where, blank_ok=True, what="a controller directory (a string)")
-
-
-def _int_range(low: int, high: int) -> Check:
-    return lambda value, errors, where: integer(value, errors, where, low, high)
-
-
-@dataclasses.dataclass(frozen=True)
-class RoleVar:
-    name: str
-    check: Check
-    # Where the value ends up: said in the documentation, and a reminder when adding a row.
-    reaches: str
-
-
-# One row per role variable read on the hosts.  Deploy uses each host's own value, render mode
-# hostvars[host].X | default(X): both are checked per host by the plan.  Add new variables here.
-ROLE_VARS: tuple[RoleVar, ...] = (
-    RoleVar("sglang_etc_dir", _path, "launcher (sources cann_env.sh and the env file), file paths"),
-    RoleVar("sglang_libexec_dir", _unit_path, "unit ExecStart="),
-    RoleVar("sglang_systemd_dir", _path, "unit file path"),
-    RoleVar("sglang_sysctl_dir", _path, "sysctl file path"),
-    RoleVar("sglang_cpu_sysfs_dir", _path, "governor sysfs path"),
-    RoleVar("sglang_server_venv", _path, "virtualenv path"),
-    RoleVar("sglang_router_venv", _path, "virtualenv path"),
-    RoleVar("sglang_server_wheelhouse_dest", _path, "pip --find-links"),
-    RoleVar("sglang_router_wheelhouse_dest", _path, "pip --find-links"),
-    RoleVar("sglang_restart_sec", _int_range(0, 3600), "unit RestartSec="),
-    RoleVar("sglang_timeout_stop_sec", _int_range(1, 86400), "unit TimeoutStopSec="),
-    RoleVar("sglang_limit_nofile", _int_range(1, 1073741816), "unit LimitNOFILE="),
-    RoleVar("sglang_health_retries", _int_range(1, 100000), "health gate"),
-    RoleVar("sglang_health_delay", _int_range(0, 3600), "health gate"),
-    RoleVar("sglang_health_timeout", _int_range(1, 3600), "health gate"),
-    RoleVar("sglang_health_log_lines", _int_range(1, 100000), "health gate"),
-    RoleVar("sglang_router_register_timeout", _int_range(1, 86400), "router worker registration"),
-    RoleVar("sglang_server_install", boolean, "install switch"),
-    RoleVar("sglang_router_install", boolean, "install switch"),
-    RoleVar("sglang_host_tuning_governor", boolean, "host tuning switch"),
-    RoleVar("sglang_host_tuning_sysctl", boolean, "host tuning switch"),
-    RoleVar("sglang_health_readiness", boolean, "health gate"),
-    RoleVar("sglang_watchdog_enabled", boolean, "watchdog switch"),
-    RoleVar("sglang_watchdog_single_node", boolean, "watchdog switch"),
-    RoleVar("sglang_watchdog_interval", _int_range(1, 3600), "watchdog configuration"),
-    RoleVar("sglang_watchdog_timeout", _int_range(1, 3600), "watchdog configuration"),
-    RoleVar("sglang_watchdog_failures", _int_range(1, 1000), "watchdog configuration"),
-    RoleVar("sglang_watchdog_startup_grace", _int_range(1, 86400), "watchdog configuration"),
-    RoleVar("sglang_watchdog_max_restarts", _int_range(1, 1000), "watchdog configuration"),
-    RoleVar("sglang_watchdog_window", _int_range(1, 604800), "watchdog configuration"),
-    RoleVar("sglang_watchdog_backoff_initial", _int_range(1, 86400), "watchdog configuration"),
-    RoleVar("sglang_watchdog_backoff_max", _int_range(1, 86400), "watchdog configuration"),
-    RoleVar("sglang_watchdog_python", _unit_path, "watchdog unit ExecStart="),
-    RoleVar("sglang_watchdog_state_dir", _path, "watchdog state files"),
-    RoleVar("sglang_watchdog_port", _int_range(1, 65535), "rank 0 watchdog's evidence port (plan: listens, URLs)"),
-    RoleVar("sglang_wheelhouse_only", boolean, "install switch"),
-    RoleVar("sglang_wheelhouse", _wheelhouse, "pip --find-links (copied from the controller)"),
-    RoleVar("sglang_server_stack", _stack_pins, "pip requirements (NAME==VERSION)"),
-    RoleVar("sglang_container_pull_timeout", _int_range(1, 86400), "image pull / load wait (sglang_runtime: container)"),
-    RoleVar("sglang_container_archive_dest", _path, "image tarball copied from the controller (engine load -i)"),
-)
-ROLE_VAR_NAMES = tuple(v.name for v in ROLE_VARS)
-
-
-def check_role_vars(values: Mapping[str, Any], errors: Collector, group: str | None, host: str | None) -> None:
-    """One host's role variables (those it sets; the roles' defaults are the collection's own)."""
-    for var in ROLE_VARS:
-        if var.name in values:
-            var.check(values[var.name], errors, Where(var.name, group, host))
-
-
-# ---- deployment variables ----------------------------------------------------------------------------------
-
-def check_deployment_vars(variables: Mapping[str, Any], errors: Collector) -> None:
-    """sglang_* deployment variables other than sglang_overrides / sglang_secrets (checked with the profile)."""
-    for name in ("sglang_model_path", "sglang_draft_model_path", "sglang_init_expert_location"):
-        if variables.get(name) is not None:
-            absolute_path(variables[name], errors, Where(name))
-    for name in ("sglang_python", "sglang_router_python"):
-        if variables.get(name) is not None:
-            command(variables[name], errors, Where(name))
-    for name in ("sglang_release", "sglang_router_release"):
-        if variables.get(name) is not None:
-            release(variables[name], errors, Where(name))
 
 
 def preflight_settings(variables: Mapping[str, Any], errors: Collector) -> dict[str, Any]:
@@ -405,6 +325,13 @@ def preflight_settings(variables: Mapping[str, Any], errors: Collector) -> dict[
 
 
 # ---- overrides ---------------------------------------------------------------------------------------------
+
+# Flags whose value is a credential (--api-key, --admin-api-key, --control-plane-api-keys, --ssl-keyfile-password,
+# ...): taken only from sglang_secrets, which reaches a root-only file, never the world-readable launcher.
+SECRET_FLAG_RE = re.compile(r"--(?:[a-z0-9-]+-)?(?:api-keys?|password|passwd|secret|credentials?)")
+# Env names the collection's files use themselves: the launcher reads the secret values from SGLANG_SECRET_<i>
+# (sourced from the .secrets file) and a container gets its NPUs through ASCEND_VISIBLE_DEVICES.
+RESERVED_ENV_RE = re.compile(r"SGLANG_SECRET_[0-9A-Za-z_]*|ASCEND_VISIBLE_DEVICES")
 
 # Env values the planner computes whatever the profile says: set through the inventory instead.
 COMPUTED_ENV = {
@@ -499,6 +426,11 @@ def check_overrides(raw: Any, scope: Mapping[str, str], computed_env: Mapping[st
                     # Same wording as the profile loader: flags are full --names.
                     where.add(errors, f"profile 'inventory': '{shown}' is not a full --flag name")
                     continue
+                if SECRET_FLAG_RE.fullmatch(flag) and value is not None:
+                    where.add(errors, f"{flag} is a secret: give it in sglang_secrets.{role}.{flag} (written to a "
+                                      "root-only file), never in sglang_overrides (written into the launcher, which "
+                                      "every user of the host can read); value not shown")
+                    continue
                 if value is None:
                     args[flag] = None
                     continue
@@ -515,6 +447,9 @@ def check_overrides(raw: Any, scope: Mapping[str, str], computed_env: Mapping[st
                 where = Where(f"{key}.env.{name}" if isinstance(name, str) and ENV_NAME_RE.fullmatch(name)
                               else f"{key}.env", role)
                 if env_name(name, errors, where) is None:
+                    continue
+                if RESERVED_ENV_RE.fullmatch(name):
+                    where.add(errors, f"{name} is reserved: the collection's launcher and container use it")
                     continue
                 if name in COMPUTED_ENV or name in computed_env.get(role, set()):
                     hint = COMPUTED_ENV.get(name, "change the inventory")
@@ -562,3 +497,8 @@ def check_secrets(raw: Any, scope: Mapping[str, str], errors: Collector) -> dict
             else:
                 flags.setdefault(role, []).append(flag)
     return flags
+
+
+# For the settings table's own checkers (plugin_utils/_settings.py): the same pictures of a refused value.
+shown = _shown
+type_name = _type_name

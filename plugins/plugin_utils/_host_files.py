@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from ansible_collections.ascend.sglang.plugins.module_utils._started import record_path
-from ansible_collections.ascend.sglang.plugins.plugin_utils import _watchdog
+from ansible_collections.ascend.sglang.plugins.plugin_utils import _settings, _watchdog
 from ansible_collections.ascend.sglang.plugins.plugin_utils._contract import CONTROL_RE
 
 # Deployment directories, by the setting naming them.
@@ -28,15 +28,8 @@ HOST_KINDS = ("cann_env", "sysctl")
 # The program every unit's ExecStartPre runs to record the files it starts from (module_utils/_started.py).
 RECORD_PROGRAM = "sglang_record_start.sh"
 
-# Settings a host's files depend on, with the role defaults (roles/sglang_service/defaults/main.yml).
-DEFAULT_SETTINGS = {
-    ETC: "/etc/sglang", LIBEXEC: "/usr/local/libexec/sglang", SYSTEMD: "/etc/systemd/system",
-    SYSCTL: "/etc/sysctl.d", "restart_sec": 10, "timeout_stop_sec": 60, "limit_nofile": 1048576,
-    "watchdog_enabled": True, "watchdog_single_node": False, "watchdog_python": "/usr/bin/python3",
-    "watchdog_state_dir": "/var/lib/sglang-watchdog", "watchdog_interval": 10, "watchdog_timeout": 30,
-    "watchdog_failures": 3, "watchdog_startup_grace": 900, "watchdog_max_restarts": 5, "watchdog_window": 3600,
-    "watchdog_backoff_initial": 30, "watchdog_backoff_max": 600,
-}
+# Settings a host's files depend on, with their defaults, by short name (rows of the settings table).
+DEFAULT_SETTINGS = _settings.file_defaults()
 
 
 @dataclass

@@ -10,12 +10,15 @@ collected and reported at once; a plan is returned only when it is complete.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import re
 from typing import Any, Mapping
 
 from ansible_collections.ascend.sglang.plugins.module_utils import _checks
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _container
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _contract as contract
+from ansible_collections.ascend.sglang.plugins.plugin_utils import _settings
 from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector
 from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import (
     EXPANDING, FROM_INVENTORY, NODE_DEVICES, PLACEHOLDER, ArgValue, CannEnv, Profile, RoleSpec,
@@ -29,6 +32,9 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils._topology import (
 # Port of the evidence endpoint the watchdog of a multi-node instance's rank 0 serves on rank 0's address
 # (the unit's InvocationID, read by the other ranks' watchdogs); the role default of sglang_watchdog_port.
 DEFAULT_WATCHDOG_PORT = 8990
+
+# Version of the plan's dict / JSON form (Plan.plan_version): raised whenever a field changes.
+PLAN_VERSION = 1
 
 SERVER_MODULE = "sglang.launch_server"
 ROUTER_MODULE = "sglang_router.launch_router"
@@ -72,6 +78,33 @@ class Service:
     # sglang_runtime container: the engine command around the argv, its devices and mounts
     # (plugins/plugin_utils/_container.py); None when the service runs from the host's Python.
     container: dict[str, Any] | None = None
+    # What the consumers need besides the argv, so that none of them reads it back:
+    # the NPUs (npu-smi order) a server rank uses on its node, --tp-size / nnodes from --base-gpu-id; none for a router.
+    devices: list[int] = dataclasses.field(default_factory=list)
+    # What it reads from disk: {flag, path, kind (dir | file), what}.
+    model_paths: list[dict[str, str]] = dataclasses.field(default_factory=list)
+    # The endpoints of other hosts it dials at start: {address, port, purpose}.
+    peers: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    # Its --mem-fraction-static (the HBM share preflight wants free on its devices); None when not set.
+    mem_fraction_static: float | None = None
+    # Rank 0 of a server instance: its registration at a router {url, worker_type, bootstrap_port (prefill)}.
+    worker: dict[str, Any] | None = None
+    # A router started with --mini-lb: no worker API, no readiness endpoint.
+    mini_lb: bool = False
+
+
+@dataclasses.dataclass
+class InstancePlan:
+    """One server instance (its ranks) or one router, as the operations see it."""
+    key: str  # the services' instance_key
+    role: str
+    instance: int
+    ranks: list[str]  # service names by node rank
+    hosts: list[str]  # inventory hosts by node rank
+    worker_url: str | None = None  # server instance: the URL rank 0 serves (the router's upstream)
+    worker: dict[str, Any] | None = None  # server instance: its registration at a router (Service.worker)
+    mini_lb: bool = False  # router: --mini-lb (no worker API)
+    router_url: str | None = None  # router: the URL its host reaches it on
 
 
 @dataclasses.dataclass
@@ -79,6 +112,9 @@ class HostPlan:
     host_tuning: dict[str, Any]
     cann: dict[str, list[str]]
     services: list[Service]
+    # The host's role settings from the settings table (plugin_utils/_settings.py), checked, defaults filled in:
+    # what the render action writes into its files.
+    settings: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass
@@ -98,9 +134,27 @@ class Plan:
     hardware: str = ""  # the profile's A2 / A3: preflight checks the hosts against it
     # Preflight settings: each check's level and the weights mode (module_utils/_checks.py).
     preflight: dict[str, Any] = dataclasses.field(default_factory=_checks.settings)
+    # Server instances (rollout order within a role) then routers.
+    instances: list[InstancePlan] = dataclasses.field(default_factory=list)
+    # The planned SGLang release's reference environment (profiles/_releases.yml stacks), None when none is recorded.
+    reference_stack: dict[str, Any] | None = None
+    # Version of this form (as_dict / JSON); a consumer refuses a plan of another version.
+    plan_version: int = PLAN_VERSION
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Plan:
+        """The plan of ``as_dict()`` (or of its JSON form); ValueError for a plan of another version."""
+        if data.get("plan_version") != PLAN_VERSION:
+            raise ValueError(f"a plan of version {data.get('plan_version')!r}, this collection reads version "
+                             f"{PLAN_VERSION}: run playbooks/plan.yml again")
+        fields = copy.deepcopy(dict(data))
+        fields["hosts"] = {name: HostPlan(**dict(host, services=[Service(**svc) for svc in host["services"]]))
+                           for name, host in fields["hosts"].items()}
+        fields["instances"] = [InstancePlan(**inst) for inst in fields.get("instances") or []]
+        return cls(**fields)
 
 
 PORT_FIELDS = ("--port", "--disaggregation-bootstrap-port")
@@ -233,7 +287,7 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
     errors = Collector()
     errors.findings.extend(inv.findings)
     check_membership(inv, profile.server_roles, errors)
-    contract.check_deployment_vars(inv.variables, errors)
+    _settings.check_one_values(inv.variables, errors)
     router_hosts = inv.groups["router"]
     # The roles this deployment runs (an override of any other is an error, not ignored).
     scope = {role: role for role in profile.server_roles}
@@ -263,15 +317,18 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
     python = str(inv.variables.get("sglang_python") or "python3")
     router_python = str(inv.variables.get("sglang_router_python") or "python3")
     store_url = None
+    store: tuple[str, int] | None = None  # the MemFabric store's (address, port)
     if profile.memfabric_store_port:
         first_prefill = instances["prefill"][0].rank0 if instances.get("prefill") else None
         if first_prefill:
             store_url = f"tcp://{first_prefill.address}:{profile.memfabric_store_port}"
+            store = (first_prefill.address, profile.memfabric_store_port)
 
     hosts: dict[str, HostPlan] = {}
     upstreams: dict[str, list[dict[str, Any]]] = {"prefill": [], "decode": [], "mixed": []}
     rank0_names: list[str] = []
     watched: list[dict[str, Any]] = []  # every instance as the router-side watchdog sees it
+    planned_instances: list[InstancePlan] = []
     for role in profile.server_roles:
         spec = specs[role]
         for inst in instances[role]:
@@ -284,6 +341,10 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
                                      else f"roles.{role}.bootstrap_port"))
             dist_init = f"{inst.rank0.address}:{spec.dist_init_port}" if spec.dist_init_port else None
             evidence_port = inst.rank0.watchdog_port or DEFAULT_WATCHDOG_PORT
+            worker_url = f"http://{inst.rank0.address}:{spec.port}"
+            worker = {"url": worker_url, "worker_type": WORKER_TYPES[role]}
+            if bootstrap is not None:
+                worker["bootstrap_port"] = bootstrap
             for rank, host in enumerate(inst.hosts):
                 values = dict(inv_values)
                 values.update(
@@ -312,6 +373,11 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
                     ready_url=None, instance_key=inst.key, depends_on=[], listens=listens,
                     secret_flags=list(secret_flags.get(role, [])),
                     watchdog=_rank_watchdog(role, inst, spec.port, evidence_port),
+                    devices=_devices(spec, inst.nnodes, values),
+                    model_paths=_model_paths(spec.args, values),
+                    peers=_peers(role, inst, rank, spec, host.address, values, store),
+                    mem_fraction_static=_number(_arg_text(spec.args, "--mem-fraction-static", values)),
+                    worker=dict(worker) if rank == 0 else None,
                 )
                 if settings is not None:
                     svc.container = _container.service_container(
@@ -323,7 +389,11 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
                 _merge_cann(hosts[host.name], spec.cann)
                 hosts[host.name].services.append(svc)
             rank0_names.append(f"sglang-{role}-i{inst.index}-r0")
-            entry = {"instance": inst.index, "host": inst.rank0.name, "url": f"http://{inst.rank0.address}:{spec.port}"}
+            planned_instances.append(InstancePlan(
+                key=inst.key, role=role, instance=inst.index,
+                ranks=[f"sglang-{role}-i{inst.index}-r{rank}" for rank in range(len(inst.hosts))],
+                hosts=[host.name for host in inst.hosts], worker_url=worker_url, worker=dict(worker)))
+            entry = {"instance": inst.index, "host": inst.rank0.name, "url": worker_url}
             if bootstrap is not None:
                 entry["bootstrap_port"] = bootstrap
             upstreams[role].append(entry)
@@ -356,7 +426,11 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
             listens={"http": router_spec.port}, secret_flags=list(secret_flags.get("router", [])),
             watchdog={"router_url": None if mini_lb else f"http://{probe}:{router_spec.port}",
                       "workers": watched},
+            peers=_peers("router", None, 0, router_spec, probe, values, None), mini_lb=mini_lb,
         )
+        planned_instances.append(InstancePlan(
+            key=svc.instance_key, role="router", instance=index, ranks=[svc.name], hosts=[name], mini_lb=mini_lb,
+            router_url=f"http://{probe}:{router_spec.port}"))
         if settings is not None:
             # No NPU, no driver, no model: the router only forwards requests.
             svc.container = _container.service_container(settings, svc.name, None, (), list(svc.env), (),
@@ -367,6 +441,8 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
     _check_ports(hosts, inv, errors)
     check_hccl_timeouts(hosts, errors)
     errors.raise_if_any()
+    for name, host_plan in hosts.items():
+        host_plan.settings = dict(inv.hosts[name].settings) if name in inv.hosts else _settings.defaults(_settings.HOST)
     return Plan(profile=profile.id, title=profile.title, deploy_mode=profile.deploy_mode,
                 releases=releases, supported_releases=supported, release_changes=changes, hosts=hosts,
                 router_upstreams={k: v for k, v in upstreams.items() if v},
@@ -374,7 +450,8 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
                 cards=profile.cards_used({role: len(inv.groups[role]) for role in profile.server_roles}),
                 runtime="container" if settings is not None else "host",
                 container=settings.as_dict() if settings is not None else None,
-                hardware=profile.hardware, preflight=preflight)
+                hardware=profile.hardware, preflight=preflight, instances=planned_instances,
+                reference_stack=_reference_stack(releases))
 
 
 # Every rank of an instance must wait as long for its peers: ranks with other timeouts fail in ways that are hard
@@ -424,6 +501,88 @@ def _bench_in(settings: _container.Settings | None, model_paths: list[str],
 
 
 WORKER_TYPES = {"prefill": "prefill", "decode": "decode", "mixed": "regular"}
+
+
+def _arg_text(args: Mapping[str, ArgValue], flag: str, values: Mapping[str, Any]) -> str | None:
+    """What a flag's value renders to in the argv (the first of several); None when absent or bare."""
+    value = args.get(flag)
+    if value is None or value is True:
+        return None
+    if isinstance(value, list):
+        return _fill(value[0], values) if value else None
+    return _fill(value, values)
+
+
+def _number(text: str | None) -> float | None:
+    try:
+        return float(text) if text is not None else None
+    except ValueError:
+        return None
+
+
+def _devices(spec: RoleSpec, nnodes: int, values: Mapping[str, Any]) -> list[int]:
+    """The NPUs a server rank uses: --tp-size / nnodes of them from its --base-gpu-id (SGLang's default 0)."""
+    try:
+        first = int(_arg_text(spec.args, "--base-gpu-id", values) or 0)
+    except ValueError:
+        first = 0
+    return list(range(first, first + max((spec.tp_size or 1) // max(nnodes, 1), 1)))
+
+
+def _model_paths(args: Mapping[str, ArgValue], values: Mapping[str, Any]) -> list[dict[str, str]]:
+    """The model, its config and quantization description, the draft model and the expert distribution a server
+    reads from disk."""
+    out: list[dict[str, str]] = []
+
+    def add(flag: str, path: str, kind: str, what: str) -> None:
+        out.append({"flag": flag, "path": path, "kind": kind, "what": what})
+
+    model = _arg_text(args, "--model-path", values)
+    if model:
+        add("--model-path", model, "dir", "--model-path")
+        add("--model-path", model.rstrip("/") + "/config.json", "file", "--model-path config.json")
+        if (_arg_text(args, "--quantization", values) or "").lower() == "modelslim":
+            add("--quantization", model.rstrip("/") + "/quant_model_description.json", "file",
+                "--quantization modelslim needs the model's quant_model_description.json")
+    draft = _arg_text(args, "--speculative-draft-model-path", values)
+    if draft:
+        algo = _arg_text(args, "--speculative-algorithm", values) or "speculative decoding"
+        add("--speculative-draft-model-path", draft, "dir", f"--speculative-draft-model-path ({algo} draft model)")
+        add("--speculative-draft-model-path", draft.rstrip("/") + "/config.json", "file",
+            f"{algo} draft model config.json")
+    experts = _arg_text(args, "--init-expert-location", values)
+    if experts and experts != "trivial":
+        add("--init-expert-location", experts, "file", "--init-expert-location")
+    return out
+
+
+def _split_addr(addr: str) -> tuple[str, int] | None:
+    """``host:port`` / ``tcp://host:port`` / ``[v6]:port`` -> (host, port)."""
+    text = re.sub(r"^[a-z]+://", "", addr.strip())
+    match = re.fullmatch(r"\[([^\]]+)\]:(\d+)", text) or re.fullmatch(r"([^:/]+):(\d+)", text)
+    return (match.group(1), int(match.group(2))) if match else None
+
+
+def _peers(role: str, inst: Instance | None, rank: int, spec: RoleSpec, own: str, values: Mapping[str, Any],
+           store: tuple[str, int] | None) -> list[dict[str, Any]]:
+    """The endpoints of other hosts a service dials at start: a rank > 0 its rank 0's dist-init port; a service
+    with ASCEND_MF_STORE_URL the MemFabric store (unless it serves it)."""
+    out: list[dict[str, Any]] = []
+    if inst is not None and rank > 0 and spec.dist_init_port:
+        out.append({"address": inst.rank0.address, "port": spec.dist_init_port,
+                    "purpose": f"dist-init of {role} instance {inst.index} rank 0"})
+    raw = spec.env.get("ASCEND_MF_STORE_URL")
+    if raw is not None:
+        # The planned store, or a URL written in the profile or sglang_overrides as it is.
+        target = store if str(raw) == "{memfabric_store_url}" else _split_addr(_fill(raw, values))
+        if target and target[0] != own:
+            out.append({"address": target[0], "port": target[1], "purpose": "MemFabric store (ASCEND_MF_STORE_URL)"})
+    return out
+
+
+def _reference_stack(releases: Mapping[str, str]) -> dict[str, Any] | None:
+    stack = load_release_tables()["sglang"].stack(str(releases.get("sglang") or ""))
+    return stack.as_dict() if stack else None
 
 
 def _rank_watchdog(role: str, inst: Any, port: int, evidence_port: int) -> dict[str, Any]:

@@ -169,6 +169,38 @@ def load_profile(profile_id: str, directory: str | None = None) -> Profile:
     return profile
 
 
+# A kernel setting name as sysctl(8) takes it (dots or slashes), a single-line value; a CPU governor name.
+SYSCTL_NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./-]*")
+SYSCTL_VALUE_RE = re.compile(r"[^\r\n\x00]{1,256}")
+GOVERNOR_RE = re.compile(r"[a-z][a-z0-9_]{0,31}")
+
+
+def _host_tuning(raw: Any, errors: Collector, pid: str) -> dict[str, Any]:
+    """host_tuning: {cpu_governor: NAME, sysctl: {name: value}}; written to sysfs and 90-sglang.conf as they are."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        errors.add(f"profile '{pid}': host_tuning must be a mapping", variable="host_tuning")
+        return {}
+    unknown = set(raw) - {"cpu_governor", "sysctl"}
+    if unknown:
+        errors.add(f"profile '{pid}': unknown keys {sorted(map(str, unknown))}", variable="host_tuning")
+    governor = raw.get("cpu_governor")
+    if governor is not None and not (isinstance(governor, str) and GOVERNOR_RE.fullmatch(governor)):
+        errors.add(f"profile '{pid}': must be a CPU governor name such as performance, got {governor!r}",
+                   variable="host_tuning.cpu_governor")
+    sysctl = raw.get("sysctl")
+    if sysctl is not None and not isinstance(sysctl, dict):
+        errors.add(f"profile '{pid}': must map kernel setting names to values", variable="host_tuning.sysctl")
+    for name, value in (sysctl or {}).items() if isinstance(sysctl, dict) else ():
+        if not isinstance(name, str) or not SYSCTL_NAME_RE.fullmatch(name):
+            errors.add(f"profile '{pid}': {name!r} is not a kernel setting name", variable="host_tuning.sysctl")
+        elif isinstance(value, (dict, list, bool)) or value is None or not SYSCTL_VALUE_RE.fullmatch(str(value)):
+            errors.add(f"profile '{pid}': must be a single-line value, got {value!r}",
+                       variable=f"host_tuning.sysctl.{name}")
+    return dict(raw)
+
+
 def _int(value: Any, key: str, errors: Collector, pid: str, allow_none: bool = False) -> int | None:
     if value is None and allow_none:
         return None
@@ -285,7 +317,7 @@ def parse_profile(pid: str, data: Mapping[str, Any], deployment: Mapping[str, An
         tpot_target_ms=float(data.get("tpot_target_ms") or 0),
         quantization=str(data.get("quantization", "")),
         releases={str(k): str(v) for k, v in (data.get("releases") or {}).items()},
-        host_tuning=dict(deployment.get("host_tuning") or {}),
+        host_tuning=_host_tuning(deployment.get("host_tuning"), errors, pid),
         roles=roles,
         memfabric_store_port=_int(deployment.get("memfabric_store_port"), "memfabric_store_port", errors, pid,
                                   allow_none=True),

@@ -12,11 +12,23 @@ An instance restarts as a whole, on every host: all its ranks when one of them i
 ranks run and others do not (a rank started alone would wait for, or join, peers that are not its own start).
 The filter ascend.sglang.sglang_rollout applies decide() to every host of the play at once; the renderer applies
 it to its own host alone (what that host would do by itself).
+
+The renderer's own bookkeeping is here too, so that it only gathers data and copies results: host_queries() (what
+to ask the host when placing the files), file_changes() (what the placed files changed), stale_watchdogs() and
+host_facts() (each service's report for decide()).
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+import posixpath
+from typing import Any, Iterable, Mapping, Sequence
+
+from ansible_collections.ascend.sglang.plugins.module_utils._started import pending_rows
+from ansible_collections.ascend.sglang.plugins.plugin_utils._host_files import SERVICE_KINDS, WATCHDOG_KINDS
+from ansible_collections.ascend.sglang.plugins.plugin_utils._watchdog import unit_name
+
+# The reason every service of a host is due (the renderer's restart_all).
+RESTART_ALL = "cann_env.sh or the installed packages changed"
 
 
 def service_facts(name: str, instance_key: str, *, due: list[str], running: bool, unit_changed: bool,
@@ -27,6 +39,102 @@ def service_facts(name: str, instance_key: str, *, due: list[str], running: bool
     return {"name": name, "unit": name + ".service", "instance_key": instance_key, "due": list(due),
             "running": bool(running), "unit_changed": bool(unit_changed), "new_unit": bool(new_unit),
             "watchdog": dict(watchdog) if watchdog else None}
+
+
+def host_queries(services: Sequence[Mapping[str, Any]], files: Iterable[Mapping[str, Any]],
+                 systemd_dir: str) -> dict[str, Any]:
+    """What the renderer asks the host in the call that places the files.
+
+    services: the host's planned services; files: the files of this call, {kind, service} each; systemd_dir: where
+    the units are. Returns services: the planned services whose unit this call writes (none when it writes only
+    cann_env.sh, say), in plan order; probe: path -> service of the watchdog units of those services that get none
+    now (an earlier deployment's, looked for); running: the units whose state is judged against their files
+    (module_utils/_started.py), those services' then their watchdogs'."""
+    files = list(files)
+    rendered = {row["service"] for row in files if row["kind"] == "unit"}
+    watched = {row["service"] for row in files if row["kind"] == "watchdog_unit"}
+    own = [svc for svc in services if svc.get("name") in rendered]
+    names = [svc["name"] for svc in own]
+    return {"services": own,
+            "probe": {posixpath.join(str(systemd_dir), unit_name(name)): name for name in names if name not in watched},
+            "running": [name + ".service" for name in names] + [unit_name(name) for name in names if name in watched]}
+
+
+def stale_watchdogs(probe: Mapping[str, str], present: Iterable[str]) -> list[str]:
+    """Services whose watchdog unit of an earlier deployment is still installed although they get none now.
+
+    probe: host_queries()'s path -> service; present: the probed paths the host found."""
+    return [probe[path] for path in present if path in probe]
+
+
+def file_changes(files: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """What the placed files changed. files: one row per file, {path, kind, service, changed, new}.
+
+    Returns changed_services (a service file changed: SERVICE_KINDS), changed_units, watched (the services that
+    get a watchdog: a watchdog unit is written for each), changed_watchdogs (every watched service when the
+    watchdog program changed, else those whose watchdog files changed) and daemon_reload (a unit file changed);
+    service names in file order, each once."""
+    def names(kinds: Sequence[str]) -> list[str]:
+        out: list[str] = []
+        for row in files:
+            if row["changed"] and row["kind"] in kinds and row["service"] not in out:
+                out.append(row["service"])
+        return out
+
+    watched = [row["service"] for row in files if row["kind"] == "watchdog_unit"]
+    program = any(row["changed"] for row in files if row["kind"] == "watchdog_program")
+    return {"changed_services": names(SERVICE_KINDS), "changed_units": names(("unit",)), "watched": watched,
+            "changed_watchdogs": list(watched) if program else names(WATCHDOG_KINDS),
+            "daemon_reload": any(row["changed"] for row in files if row["kind"] in ("unit", "watchdog_unit"))}
+
+
+def _pending_text(state: Mapping[str, Any]) -> str:
+    files = f": {', '.join(state['files'])}" if state.get("files") else ""
+    return f"restart pending, it runs other files than its own ({state['reason']}{files})"
+
+
+def host_facts(files: Sequence[Mapping[str, Any]], services: Sequence[Mapping[str, Any]],
+               running: Mapping[str, Mapping[str, Any]], restart_all: str | None) -> dict[str, Any]:
+    """One host's report for decide(): per service, why it is due of its own; the restarts pending on the host.
+
+    files: the files report (file_changes()); services: host_queries()'s services; running: unit -> its state as
+    the host judged it ({running, pending, reason, files, need_daemon_reload, ...}; a unit missing is not running);
+    restart_all: None, or why every service is due (RESTART_ALL).
+    Returns services (service_facts() each), pending ({unit, reason, files} of the units with a restart pending)
+    and daemon_reload (a unit file changed, or systemd wants a reload of a unit)."""
+    changes = file_changes(files)
+    changed: dict[str, list[str]] = {}
+    for row in files:
+        if row["changed"] and row["kind"] in SERVICE_KINDS:
+            changed.setdefault(row["service"], []).append(row["kind"])
+    program = any(row["changed"] for row in files if row["kind"] == "watchdog_program")
+    new_units = {row["service"] for row in files if row["kind"] == "unit" and row["new"]}
+    new_watchdogs = {row["service"] for row in files if row["kind"] == "watchdog_unit" and row["new"]}
+    changed_units, changed_watchdogs = set(changes["changed_units"]), set(changes["changed_watchdogs"])
+    facts = []
+    for svc in services:
+        name = svc["name"]
+        state = running.get(name + ".service") or {}
+        due = [f"its files changed ({', '.join(changed[name])})"] if name in changed else []
+        if restart_all:
+            due.append(restart_all)
+        if state.get("pending"):
+            due.append(_pending_text(state))
+        watchdog = None
+        if name in changes["watched"]:
+            wd_unit = unit_name(name)
+            wd_state = running.get(wd_unit) or {}
+            wd_due = ([("the watchdog program changed" if program else "its files changed")]
+                      if name in changed_watchdogs else [])
+            if wd_state.get("pending"):
+                wd_due.append(_pending_text(wd_state))
+            watchdog = {"unit": wd_unit, "due": wd_due, "unit_changed": name in changed_watchdogs,
+                        "new_unit": name in new_watchdogs}
+        facts.append(service_facts(name, str(svc.get("instance_key") or name), due=due,
+                                   running=bool(state.get("running")), unit_changed=name in changed_units,
+                                   new_unit=name in new_units, watchdog=watchdog))
+    reload = changes["daemon_reload"] or any(state.get("need_daemon_reload") for state in running.values())
+    return {"services": facts, "pending": pending_rows(list(running.values())), "daemon_reload": reload}
 
 
 def _instances(hosts: Mapping[str, Mapping[str, Any]]) -> dict[str, list[tuple[str, Mapping[str, Any]]]]:

@@ -13,6 +13,7 @@ import dataclasses
 from typing import Any, Mapping
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _contract as contract
+from ansible_collections.ascend.sglang.plugins.plugin_utils import _settings
 from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector, Finding
 from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import ROLES, SERVER_ROLES
 
@@ -27,6 +28,8 @@ class HostFacts:
     hardware: str | None = None
     # sglang_watchdog_port of the host when it sets one (the planner's default otherwise).
     watchdog_port: int | None = None
+    # The host's role settings (the settings table's host rows with a default), checked, defaults filled in.
+    settings: Mapping[str, Any] = dataclasses.field(default_factory=dict, compare=False)
 
     @property
     def address_key(self) -> str:
@@ -83,15 +86,16 @@ def host_facts(name: str, hostvars: Mapping[str, Any], errors: Collector | None 
     hardware = hostvars.get("sglang_hardware")
     if hardware is not None:
         hardware = contract.hardware(hardware, errors, contract.Where("sglang_hardware", group, name))
-    contract.check_role_vars(hostvars, errors, group, name)
+    settings = _settings.check_host_values(hostvars, errors, group, name)
     watchdog_port = None
     if hostvars.get("sglang_watchdog_port") is not None:
-        # Checked above with the other role variables: a refused value's finding stops the plan.
+        # Checked above with the other settings: a refused value's finding stops the plan.
         watchdog_port = contract.integer(hostvars["sglang_watchdog_port"], Collector(),
                                          contract.Where("sglang_watchdog_port"), 1, 65535)
     # An unusable address is replaced by the inventory name only so that planning can go on and
     # report every other problem; the findings above stop the plan.
-    return HostFacts(name=name, address=address or name, nic=nic, hardware=hardware, watchdog_port=watchdog_port)
+    return HostFacts(name=name, address=address or name, nic=nic, hardware=hardware, watchdog_port=watchdog_port,
+                     settings=settings)
 
 
 def build_inventory(groups: Mapping[str, Any], hostvars: Mapping[str, Mapping[str, Any]],

@@ -10,12 +10,10 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping
 
 from ansible_collections.ascend.sglang.plugins.module_utils._units import watchdog_unit
+from ansible_collections.ascend.sglang.plugins.plugin_utils import _settings
 
-# Role variables the watchdog files depend on (roles/sglang_service/defaults/main.yml).
-SETTINGS = ("sglang_watchdog_enabled", "sglang_watchdog_single_node", "sglang_watchdog_interval",
-            "sglang_watchdog_timeout", "sglang_watchdog_failures", "sglang_watchdog_startup_grace",
-            "sglang_watchdog_max_restarts", "sglang_watchdog_window", "sglang_watchdog_backoff_initial",
-            "sglang_watchdog_backoff_max", "sglang_watchdog_python", "sglang_watchdog_state_dir")
+# Role variables the watchdog files depend on (rows of the settings table).
+SETTINGS = _settings.watchdog_names()
 # The program every watchdog unit runs, in sglang_libexec_dir.
 PROGRAM = "sglang_watchdog.py"
 TIMING = ("interval", "timeout", "failures", "startup_grace", "max_restarts", "window", "backoff_initial",

@@ -79,7 +79,8 @@ def test_container_render_keeps_argv_env_and_wraps_them(shape: str, rendered_pai
         assert words[argv_at:] == data["argv"]
         run = words[:argv_at]
         engine = "docker" if "sglang_container_engine=docker" in extra else "podman"
-        assert run[:11] == [engine, "run", "--rm", "--pull", "never", "--name", name, "--network", "host", "--ipc",
+        # The engine by absolute path: a PATH in the service's environment cannot hide or replace it.
+        assert run[:11] == [f"/usr/bin/{engine}", "run", "--rm", "--pull", "never", "--name", name, "--network", "host", "--ipc",
                             "host"]
         # podman refuses --shm-size next to --ipc host; docker gets it. podman's output goes straight to the
         # unit's journal (its default journald log driver wrote every line twice there)
@@ -105,7 +106,7 @@ def test_container_render_keeps_argv_env_and_wraps_them(shape: str, rendered_pai
             model = data["argv"][data["argv"].index("--model-path") + 1]
             assert f"{model}:{model}:ro" in volumes
         unit = (summary.parent / f"{name}.service").read_text()
-        remove = f"{engine} rm --force {'--time 0 ' if engine == 'podman' else ''}{name}"
+        remove = f"/usr/bin/{engine} rm --force {'--time 0 ' if engine == 'podman' else ''}{name}"
         assert f"ExecStartPre=-{remove}\n" in unit
         assert f"ExecStopPost=-{remove}\n" in unit
         assert ("docker.service" in unit) == (engine == "docker")
@@ -119,5 +120,5 @@ def test_container_render_shows_the_engine_command(rendered_pair) -> None:
     _host, cont = rendered_pair("a2")
     launcher = next(cont.rglob("sglang-mixed-i0-r0.sh")).read_text()
     assert "# Container runtime: podman runs localhost:5000/sglang:0.5.7-ascend around the argv below." in launcher
-    assert "exec podman run \\\n  --rm \\\n" in launcher
+    assert "exec /usr/bin/podman run \\\n  --rm \\\n" in launcher
     assert "\\\n  python3 -m sglang.launch_server \\\n  --model-path" in launcher

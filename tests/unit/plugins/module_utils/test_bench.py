@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.ascend.sglang.plugins.module_utils._bench import (
-    BenchParseError, apply_overrides, evaluate, figures, flag_value, num_prompts, parse_all, parse_result,
+    BenchParseError, apply_overrides, command, evaluate, figures, parse_all, parse_result,
     render_table,
 )
 from ansible_collections.ascend.sglang.plugins.plugin_utils._png import FONT, bench_chart, encode_png
@@ -91,9 +91,14 @@ def test_overrides_replace_append_remove_and_keep_order() -> None:
     assert argv[3:5] == ["--dataset-name", "random-ids"]
     assert "--random-range-ratio" not in argv
     assert argv[-6:] == ["--tokenizer", "/data/tok", "--disable-tqdm", "--extra-request-body", "a", "b"]
-    assert flag_value(argv, "--num-prompts") == "64" and num_prompts(argv) == 64
-    assert num_prompts(ARGV[:3]) == 1000  # bench_serving's default
+    assert command(ARGV, {"--num-prompts": 64, "--dataset-name": "random-ids", "--random-range-ratio": None,
+                          "--tokenizer": "/data/tok", "--disable-tqdm": True, "--extra-request-body": ["a", "b"]},
+                   python="/opt/sglang/bin/python3") == (argv, 64)
+    assert command(ARGV, {}) == (ARGV, 3328)
+    assert command(ARGV, {"--num-prompts": None}) == (ARGV[:13] + ARGV[15:], 1000)  # bench_serving's default
     assert apply_overrides(ARGV, {}) == ARGV
+    with pytest.raises(ValueError, match="--num-prompts 'many': a number of prompts"):
+        command(ARGV, {"--num-prompts": "many"})
 
 
 @pytest.mark.parametrize("bad", ["num-prompts", "-n", "--"])
@@ -102,9 +107,14 @@ def test_overrides_need_full_flag_names(bad: str) -> None:
         apply_overrides(ARGV, {bad: 1})
 
 
-def verdict_for(text: str, argv=tuple(ARGV), profile_id="deepseek_r1_a3_32c_pd_3k5_1k5_50ms", tolerance=0.10):
+def ran(text: str, argv=tuple(ARGV), overrides=None) -> dict:
+    """The module's ``parsed``: the result block and the prompts its command sent."""
+    return dict(parse_result(text), num_prompts=command(argv, overrides)[1])
+
+
+def verdict_for(text: str, overrides=None, profile_id="deepseek_r1_a3_32c_pd_3k5_1k5_50ms", tolerance=0.10):
     profile = load_profile(profile_id)
-    return evaluate(parse_result(text), argv=list(argv), cards=profile.cards, tpot_target_ms=profile.tpot_target_ms,
+    return evaluate(ran(text, overrides=overrides), cards=profile.cards, tpot_target_ms=profile.tpot_target_ms,
                     published=profile.published.get("figures"), tolerance=tolerance)
 
 
@@ -135,17 +145,20 @@ def test_failed_requests_no_tokens_and_slow_tpot_fail() -> None:
 
 def test_a_stricter_operator_target_is_named_in_the_failure() -> None:
     profile = load_profile("deepseek_r1_a3_32c_pd_3k5_1k5_50ms")
-    verdict = evaluate(parse_result(fixture("colon_ptot_typo")), argv=ARGV, cards=profile.cards, tpot_target_ms=40,
+    verdict = evaluate(ran(fixture("colon_ptot_typo")), argv=ARGV, cards=profile.cards, tpot_target_ms=40,
                        published=profile.published.get("figures"), target_source="sglang_bench_tpot_target_ms")
     assert verdict["failures"] == ["mean TPOT 48.1 ms exceeds the target 40 ms (sglang_bench_tpot_target_ms) by "
                                    "more than 10% (limit 44 ms)"]
     assert verdict["tpot_limit_ms"] == 44.0 and verdict["tpot_target_source"] == "sglang_bench_tpot_target_ms"
 
 
-def test_num_prompts_comes_from_the_argv_that_ran() -> None:
-    argv = apply_overrides(ARGV, {"--num-prompts": 4000})
-    assert verdict_for(fixture("colon_ptot_typo"), argv=argv)["failures"] == [
+def test_num_prompts_comes_from_the_command_that_ran() -> None:
+    assert verdict_for(fixture("colon_ptot_typo"), overrides={"--num-prompts": 4000})["failures"] == [
         "672 of 4000 requests failed (successful requests: 3328)"]
+    # A result without the count (no module run) is held to bench_serving's default.
+    profile = load_profile("deepseek_r1_a3_32c_pd_3k5_1k5_50ms")
+    verdict = evaluate(parse_result(fixture("colon_ptot_typo")), cards=profile.cards, tpot_target_ms=50, published={})
+    assert verdict["num_prompts"] == 1000 and verdict["passed"]
 
 
 def test_missing_figures_are_reported_not_guessed() -> None:
@@ -157,7 +170,7 @@ def test_missing_figures_are_reported_not_guessed() -> None:
 
 def test_profile_without_published_figures_has_no_ratio() -> None:
     verdict = verdict_for(fixture("aligned"), profile_id="qwen3_5_397b_a3_8c_mixed_3k5_1k5_20ms",
-                          argv=apply_overrides(ARGV, {"--num-prompts": 32}))
+                          overrides={"--num-prompts": 32})
     assert all(r["published"] is None and r["ratio"] is None for r in verdict["comparison"])
     assert verdict["passed"]  # 19.81 ms under the 20 ms target
 

@@ -14,7 +14,7 @@ import pytest
 
 from ansible_collections.ascend.sglang.plugins.module_utils._npu_smi import parse_npu_smi_info
 from ansible_collections.ascend.sglang.plugins.module_utils._preflight import (
-    Context, aggregate, check_host, render_table, report, requirements, service_devices,
+    Context, aggregate, check_host, render_table, report, requirements, server_devices,
 )
 from ansible_collections.ascend.sglang.tests.unit.plans import make_plan
 
@@ -81,16 +81,16 @@ def only(findings, check):
 
 # ------------------------------------------------------------------ plan-derived requirements
 
-def test_service_devices_counts_tp_per_node_from_base_gpu_id(pd32, a2mixed):
+def test_the_planned_devices_are_the_ones_checked(pd32, a2mixed):
     _unused, p = pd32
-    decode = p["hosts"]["decode1"]["services"][0]
-    prefill = p["hosts"]["prefill0"]["services"][0]
-    assert service_devices(decode) == list(range(16))     # --tp-size 32 over 2 nodes
-    assert service_devices(prefill) == list(range(16))    # --tp-size 16, one node
-    assert service_devices(p["hosts"]["router0"]["services"][0]) == []
+    assert server_devices(p["hosts"]["decode1"]) == {d: ["sglang-decode-i0-r1"] for d in range(16)}  # tp 32 / 2 nodes
+    assert sorted(server_devices(p["hosts"]["prefill0"])) == list(range(16))    # --tp-size 16, one node
+    assert server_devices(p["hosts"]["router0"]) == {}
     _unused, q = a2mixed
-    assert service_devices(q["hosts"]["mixed0"]["services"][0]) == [4, 5, 6, 7]  # --base-gpu-id 4, --tp-size 4
-    assert service_devices({"role": "mixed", "nnodes": 1, "argv": ["python3", "--tp-size=2", "--base-gpu-id=6"]}) == [6, 7]
+    assert sorted(server_devices(q["hosts"]["mixed0"])) == [4, 5, 6, 7]  # --base-gpu-id 4, --tp-size 4
+    # Only the plan's devices count, whatever the argv says.
+    svc = {"name": "s", "role": "mixed", "nnodes": 1, "argv": ["python3", "--tp-size", "8"], "devices": [6, 7]}
+    assert server_devices({"services": [svc]}) == {6: ["s"], 7: ["s"]}
 
 
 def test_requirements_probe_rank0_endpoints_only_from_peers(pd32):
@@ -157,8 +157,8 @@ def test_busy_device_names_the_process(a2mixed):
 
 def test_busy_device_from_real_sample():
     host_plan = {"cann": {}, "services": [{"name": "sglang-mixed-i0-r0", "role": "mixed", "nnodes": 1, "node_rank": 0,
-                                           "host": "127.0.0.1", "env": {}, "listens": {}, "argv": [
-                                               "python3", "-m", "sglang.launch_server", "--tp-size", "2"]}]}
+                                           "host": "127.0.0.1", "env": {}, "listens": {}, "devices": [0, 1],
+                                           "argv": ["python3", "-m", "sglang.launch_server", "--tp-size", "2"]}]}
     ctx = Context(hardware="A2", releases={"sglang": "0.5.6.post2"})
     obs = healthy(host_plan, ctx, "a2_910b2c_x2_busy.txt")
     busy = only(check_host("h", host_plan, obs, ctx), "device_idle")
@@ -522,7 +522,7 @@ def test_container_host_checks_engine_image_devices_not_host_cann_or_python():
     assert req["runtimes"] == [] and not req["toolkit"]
     assert not any(path.endswith("set_env.sh") for path in req["paths"])  # the image brings CANN
     spec = req["container"]
-    assert spec["engine"] == "podman" and spec["image"] == "lmsysorg/sglang:cann8.3.rc2-a3-release20260106"
+    assert spec["engine"] == "/usr/bin/podman" and spec["image"] == "lmsysorg/sglang:cann8.3.rc2-a3-release20260106"
     assert spec["devices"][:2] == ["/dev/davinci0", "/dev/davinci1"] and "/dev/hisi_hdc" in spec["devices"]
     assert "/usr/local/Ascend/driver" in spec["mounts"] and "/models/m" in spec["mounts"]
     observed = healthy(host_plan, ctx)

@@ -40,6 +40,7 @@ def findings(profile_id, variables, **groups):
 def settings(**kw):
     values = dict(engine="podman", image=A3_IMAGE, shm_size="16g", ascend_runtime=False, image_archive=None)
     values.update(kw)
+    values.setdefault("engine_path", f"/usr/bin/{values['engine']}")
     return container.Settings(**values)
 
 
@@ -60,10 +61,10 @@ def test_server_devices_mounts_and_engine_prefix() -> None:
     run = got["run"]
     # podman refuses --shm-size with --ipc host (the host's /dev/shm is shared): only docker gets it; podman keeps
     # no log of its own (its client relays the output to the unit's journal), docker's log driver is the daemon's
-    assert run[:14] == ["podman", "run", "--rm", "--pull", "never", "--name", "sglang-mixed-i0-r0", "--network",
+    assert run[:14] == ["/usr/bin/podman", "run", "--rm", "--pull", "never", "--name", "sglang-mixed-i0-r0", "--network",
                         "host", "--ipc", "host", "--log-driver", "none", "--device"]
     docker = container.service_container(settings(engine="docker"), "sglang-mixed-i0-r0", [4], [], [], [], [])["run"]
-    assert docker[:14] == ["docker", "run", "--rm", "--pull", "never", "--name", "sglang-mixed-i0-r0", "--network",
+    assert docker[:14] == ["/usr/bin/docker", "run", "--rm", "--pull", "never", "--name", "sglang-mixed-i0-r0", "--network",
                            "host", "--ipc", "host", "--shm-size", "16g", "--device"]
     assert "--log-driver" not in docker
     assert ["--env", "HCCL_BUFFSIZE"] == run[run.index("HCCL_BUFFSIZE") - 1:run.index("HCCL_BUFFSIZE") + 1]
@@ -71,16 +72,16 @@ def test_server_devices_mounts_and_engine_prefix() -> None:
     assert run[image_at - 2:image_at] == ["--entrypoint", "/bin/bash"]
     assert run[image_at + 1:] == ["-c", container.ENTRY_SCRIPT, container.ENTRY_NAME, "1",
                                   "/usr/local/Ascend/ascend-toolkit/set_env.sh", "0"]
-    assert got["remove"] == ["podman", "rm", "--force", "--time", "0", "sglang-mixed-i0-r0"]
+    assert got["remove"] == ["/usr/bin/podman", "rm", "--force", "--time", "0", "sglang-mixed-i0-r0"]
     assert container.service_container(settings(engine="docker"), "sglang-mixed-i0-r0", [4], [], [], [], [])[
-        "remove"] == ["docker", "rm", "--force", "sglang-mixed-i0-r0"]
+        "remove"] == ["/usr/bin/docker", "rm", "--force", "sglang-mixed-i0-r0"]
 
 
 def test_ascend_runtime_passes_visible_devices_instead_of_nodes() -> None:
     got = container.service_container(settings(ascend_runtime=True, engine="docker"), "s", [0, 1, 2], ["/m"], [], [], [])
     assert got["devices"] == [] and "--device" not in got["run"]
     assert got["mounts"] == ["/m:/m:ro"]
-    assert got["run"][0] == "docker" and ["--env", "ASCEND_VISIBLE_DEVICES=0,1,2"] == got["run"][15:17]
+    assert got["run"][0] == "/usr/bin/docker" and ["--env", "ASCEND_VISIBLE_DEVICES=0,1,2"] == got["run"][15:17]
 
 
 def test_router_gets_no_npu_nothing_mounted() -> None:
@@ -146,7 +147,7 @@ def test_container_plan_keeps_argv_and_env_and_uses_documented_image() -> None:
     cont = make(two_node, {"sglang_runtime": "container", "sglang_container_engine": "docker"}, mixed=2, router=1)
     assert cont["runtime"] == "container"
     assert cont["container"] == {"engine": "docker", "image": A3_IMAGE, "shm_size": "16g", "ascend_runtime": False,
-                                 "image_archive": None}
+                                 "image_archive": None, "engine_path": "/usr/bin/docker"}
     for name, svc in services(cont).items():
         before = services(host)[name]
         assert (svc["argv"], svc["env"]) == (before["argv"], before["env"])

@@ -9,8 +9,10 @@ import pytest
 import yaml
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector, PlanError
-from ansible_collections.ascend.sglang.plugins.plugin_utils._planner import DEFAULT_WATCHDOG_PORT, plan
-from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import load_profile
+from ansible_collections.ascend.sglang.plugins.plugin_utils._planner import (
+    DEFAULT_WATCHDOG_PORT, PLAN_VERSION, Plan, plan,
+)
+from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import available_profiles, load_profile
 from ansible_collections.ascend.sglang.plugins.plugin_utils._topology import build_inventory, host_facts
 
 PD32 = "deepseek_r1_a3_32c_pd_6k_1k6_20ms"  # 2 x 1-node prefill, 1 x 2-node decode, router
@@ -18,6 +20,7 @@ PD24 = "qwen3_235b_a3_24c_pd_3k5_1k5_50ms"  # EAGLE3 + expert location, 1 prefil
 MIXED_A3 = "qwen3_32b_a3_2c_mixed_3k5_1k5_50ms"  # single-node, tp 4 (2 cards)
 MIXED_2NODE = "qwen3_480b_a3_16c_mixed_3k5_1k5_50ms"
 QWEN35 = "qwen3_5_397b_a3_8c_mixed_16k_1k_50ms"  # server port 6688, the router's default port
+A2_MIXED = "qwen3_32b_a2_8c_mixed_2k_2k_50ms"  # A2, --base-gpu-id 4, --tp-size 4, EAGLE3 draft, modelslim
 
 
 def inventory(prefill=0, decode=0, mixed=0, router=0, nic="ens1", **variables):
@@ -247,6 +250,66 @@ def test_plan_is_json_serialisable():
     data = json.loads(json.dumps(p.as_dict()))
     assert set(data["hosts"]) == {"prefill0", "prefill1", "decode0", "decode1", "router0"}
     assert data["hosts"]["router0"]["host_tuning"] == {} and data["hosts"]["router0"]["cann"] == {}
+
+
+@pytest.mark.parametrize("profile_id", available_profiles())
+@pytest.mark.parametrize("runtime", ["host", "container"])
+def test_plan_round_trips_through_its_versioned_json_form(profile_id, runtime):
+    import json
+
+    profile = load_profile(profile_id)
+    counts = {role: profile.roles[role].nnodes * 2 for role in profile.server_roles}
+    variables = {"sglang_runtime": "container", "sglang_container_image": "sglang:x"} if runtime == "container" else {}
+    p = plan(profile, inventory(router=1, **counts, **variables))
+    data = json.loads(json.dumps(p.as_dict()))
+    assert data["plan_version"] == PLAN_VERSION
+    assert Plan.from_dict(data) == p
+    with pytest.raises(ValueError, match="run playbooks/plan.yml again"):
+        Plan.from_dict(dict(data, plan_version=PLAN_VERSION - 1))
+
+
+def test_services_carry_devices_model_paths_peers_and_worker_registration():
+    p = plan(load_profile(PD32), inventory(prefill=2, decode=2, router=1))
+    byname = {s.name: s for s in services(p)}
+    prefill0, prefill1 = byname["sglang-prefill-i0-r0"], byname["sglang-prefill-i1-r0"]
+    decode0, decode1 = byname["sglang-decode-i0-r0"], byname["sglang-decode-i0-r1"]
+    router = byname["sglang-router-i0"]
+    assert prefill0.devices == decode1.devices == list(range(16)) and router.devices == []
+    assert [(m["path"], m["kind"]) for m in prefill0.model_paths] == [
+        ("/models/m", "dir"), ("/models/m/config.json", "file"), ("/models/m/quant_model_description.json", "file")]
+    store = {"address": "10.1.0.1", "port": 24669, "purpose": "MemFabric store (ASCEND_MF_STORE_URL)"}
+    assert prefill0.peers == [] and prefill1.peers == decode0.peers == [store]
+    assert decode1.peers == [{"address": "10.2.0.1", "port": 5000, "purpose": "dist-init of decode instance 0 rank 0"},
+                             store]
+    assert (prefill0.mem_fraction_static, decode0.mem_fraction_static) == (0.81, 0.75)
+    assert prefill1.worker == {"url": "http://10.1.0.2:8000", "worker_type": "prefill", "bootstrap_port": 8999}
+    assert decode0.worker == {"url": "http://10.2.0.1:8001", "worker_type": "decode"} and decode1.worker is None
+    assert router.mini_lb and router.worker is None and not decode0.mini_lb
+    assert [(i.key, i.ranks, i.hosts, i.worker_url, i.mini_lb, i.router_url) for i in p.instances] == [
+        ("prefill-i0", ["sglang-prefill-i0-r0"], ["prefill0"], "http://10.1.0.1:8000", False, None),
+        ("prefill-i1", ["sglang-prefill-i1-r0"], ["prefill1"], "http://10.1.0.2:8000", False, None),
+        ("decode-i0", ["sglang-decode-i0-r0", "sglang-decode-i0-r1"], ["decode0", "decode1"], "http://10.2.0.1:8001",
+         False, None),
+        ("router-i0", ["sglang-router-i0"], ["router0"], None, True, "http://127.0.0.1:6688")]
+    assert [i.worker for i in p.instances[:3]] == [byname[i.ranks[0]].worker for i in p.instances[:3]]
+    assert p.hardware == "A3" and p.reference_stack["release"] == p.releases["sglang"]
+    # The Rust router (no --mini-lb) has a worker API.
+    rust = plan(load_profile(PD32), inventory(prefill=2, decode=2, router=1,
+                                              sglang_overrides={"router": {"args": {"--mini-lb": None}}}))
+    assert not services(rust, "router")[0].mini_lb and not rust.instances[-1].mini_lb
+
+
+def test_devices_and_files_follow_the_overrides_and_the_inventory():
+    p = plan(load_profile(A2_MIXED), inventory(mixed=1, sglang_overrides={"mixed": {"args": {
+        "--base-gpu-id": 2, "--mem-fraction-static": None, "--quantization": None}}}))
+    svc = services(p, "mixed")[0]
+    assert svc.devices == [2, 3, 4, 5] and svc.mem_fraction_static is None
+    assert [m["path"] for m in svc.model_paths] == [
+        "/models/m", "/models/m/config.json", "/models/draft", "/models/draft/config.json"]
+    assert svc.model_paths[2]["what"] == "--speculative-draft-model-path (EAGLE3 draft model)"
+    experts = plan(load_profile(PD24), inventory(prefill=1, decode=2, router=1))
+    assert {"flag": "--init-expert-location", "path": "/models/experts.pt", "kind": "file",
+            "what": "--init-expert-location"} in services(experts, "prefill")[0].model_paths
 
 
 def test_typo_in_an_override_flag_is_caught_on_the_controller():

@@ -1,9 +1,11 @@
 """The fleet's restart decision (plugin_utils/_rollout.py): what each host restarts, every instance as a whole,
-from what each host's renderer reported. Pure Python."""
+from what each host's renderer reported; and the renderer's own bookkeeping (what it asks the host, what the
+placed files changed, why each service is due). Pure Python."""
 
 from __future__ import annotations
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils._rollout import decide, due_instances, service_facts
+from ansible_collections.ascend.sglang.plugins.plugin_utils._rollout import (
+    RESTART_ALL, decide, due_instances, file_changes, host_facts, host_queries, service_facts, stale_watchdogs)
 
 PENDING = "restart pending, it runs other files than its own (files changed since it started: /etc/sglang/x.env)"
 
@@ -106,3 +108,148 @@ def test_daemon_reload_and_hosts_without_services() -> None:
     assert got["r0"] == {"restart": [], "why": {}, "start": [], "pause_watchdogs": [], "stop_services": [],
                          "daemon_reload": False}
     assert got["p0"]["daemon_reload"] and not got["p1"]["daemon_reload"]
+
+
+# The renderer's bookkeeping of one host: two services, the decode rank watched (a watchdog unit is written for it).
+DEC, PRE = "sglang-decode-i0-r0", "sglang-prefill-i0-r0"
+WD = f"sglang-watchdog-{DEC}.service"
+PLANNED = [{"name": DEC, "instance_key": "decode-i0"}, {"name": PRE, "instance_key": "prefill-i0"},
+           {"name": "sglang-router", "instance_key": "router"}]
+KINDS = {DEC: ("env", "launcher", "unit", "watchdog_config", "watchdog_unit"),
+         PRE: ("env", "secrets", "launcher", "unit")}
+
+
+def rows(changed=(), new=(), program=False):
+    """The files report: every file of both services and the shared watchdog program; changed / new: (service,
+    kind) pairs."""
+    out = [{"path": f"/x/{name}.{kind}", "kind": kind, "service": name, "changed": (name, kind) in changed,
+            "new": (name, kind) in new} for name in (DEC, PRE) for kind in KINDS[name]]
+    return out + [{"path": "/x/sglang_watchdog.py", "kind": "watchdog_program", "service": None, "changed": program,
+                   "new": False}]
+
+
+def state(unit, *, running=True, pending=False, reason=None, files=(), reload=False):
+    return {"unit": unit, "running": running, "pending": pending, "reason": reason, "files": list(files),
+            "need_daemon_reload": reload}
+
+
+def up(*extra):
+    """Both services and the watchdog run what their files say; extra: states that replace theirs."""
+    got = {u: state(u) for u in (DEC + ".service", PRE + ".service", WD)}
+    got.update({s["unit"]: s for s in extra})
+    return got
+
+
+def facts(files, running=None, restart_all=None):
+    """host_facts() of both services (all running, unless running says otherwise)."""
+    return host_facts(files, PLANNED[:2], up() if running is None else running, restart_all)
+
+
+def named(whole):
+    return {svc["name"]: svc for svc in whole["services"]}
+
+
+def test_host_queries_asks_for_the_services_it_writes_and_their_stale_watchdogs() -> None:
+    files = [{"kind": kind, "service": name} for name in (DEC, PRE) for kind in KINDS[name]]
+    got = host_queries(PLANNED, files + [{"kind": "cann_env", "service": None}], "/etc/systemd/system")
+    # The router's unit is not written by this call: neither asked nor reported.
+    assert [s["name"] for s in got["services"]] == [DEC, PRE]
+    # The prefill rank gets no watchdog now: an earlier deployment's unit is looked for.
+    assert got["probe"] == {f"/etc/systemd/system/sglang-watchdog-{PRE}.service": PRE}
+    assert got["running"] == [DEC + ".service", PRE + ".service", WD]
+    # Only cann_env.sh: no service of this call.
+    assert host_queries(PLANNED, [{"kind": "cann_env", "service": None}], "/s") == {
+        "services": [], "probe": {}, "running": []}
+
+
+def test_stale_watchdogs_are_the_probed_units_the_host_has() -> None:
+    probe = {"/s/sglang-watchdog-a.service": "a", "/s/sglang-watchdog-b.service": "b"}
+    assert stale_watchdogs(probe, ["/s/sglang-watchdog-b.service", "/s/other.service"]) == ["b"]
+    assert stale_watchdogs(probe, []) == [] and stale_watchdogs({}, ["/s/x"]) == []
+
+
+def test_file_changes_names_each_service_once_in_file_order() -> None:
+    got = file_changes(rows(changed={(PRE, "env"), (PRE, "unit"), (DEC, "watchdog_config")}))
+    assert got == {"changed_services": [PRE], "changed_units": [PRE], "watched": [DEC],
+                   "changed_watchdogs": [DEC], "daemon_reload": True}
+    quiet = file_changes(rows(changed={(DEC, "launcher")}))
+    assert quiet["changed_services"] == [DEC] and quiet["changed_watchdogs"] == [] and not quiet["daemon_reload"]
+    # The watchdog program changed: every watched service's watchdog.
+    assert file_changes(rows(program=True))["changed_watchdogs"] == [DEC]
+    assert file_changes(rows(changed={(DEC, "watchdog_unit")}))["daemon_reload"]
+
+
+def test_nothing_changed_nothing_due() -> None:
+    whole = facts(rows())
+    got = named(whole)
+    assert got[DEC] == service_facts(DEC, "decode-i0", due=[], running=True, unit_changed=False, new_unit=False,
+                                     watchdog={"unit": WD, "due": [], "unit_changed": False, "new_unit": False})
+    assert got[PRE]["due"] == [] and got[PRE]["watchdog"] is None
+    assert whole["pending"] == [] and whole["daemon_reload"] is False
+    assert decide({"h": whole})["h"]["restart"] == []
+
+
+def test_changed_files_are_named_in_the_reason() -> None:
+    whole = facts(rows(changed={(PRE, "env"), (PRE, "secrets"), (PRE, "unit")}))
+    got = named(whole)
+    assert got[PRE]["due"] == ["its files changed (env, secrets, unit)"]
+    assert got[PRE]["unit_changed"] and not got[PRE]["new_unit"] and whole["daemon_reload"]
+    assert got[DEC]["due"] == []
+
+
+def test_new_units_are_reported_new() -> None:
+    new = {(DEC, "unit"), (DEC, "watchdog_unit")}
+    got = named(facts(rows(changed=new, new=new), running={}))
+    assert got[DEC]["new_unit"] and got[DEC]["unit_changed"] and not got[DEC]["running"]
+    assert got[DEC]["watchdog"] == {"unit": WD, "due": ["its files changed"], "unit_changed": True, "new_unit": True}
+    assert not got[PRE]["new_unit"]
+
+
+def test_restart_all_makes_every_service_due() -> None:
+    got = named(facts(rows(changed={(DEC, "env")}), restart_all=RESTART_ALL))
+    assert got[DEC]["due"] == ["its files changed (env)", RESTART_ALL] and got[PRE]["due"] == [RESTART_ALL]
+    # Not the watchdogs: they restart with their services.
+    assert got[DEC]["watchdog"]["due"] == []
+
+
+def test_a_restart_pending_on_the_host_is_due_and_listed() -> None:
+    pending = state(PRE + ".service", pending=True, reason="files changed since it started", files=["/e/p.env"])
+    whole = facts(rows(), running=up(pending))
+    got = named(whole)
+    assert got[PRE]["due"] == ["restart pending, it runs other files than its own "
+                               "(files changed since it started: /e/p.env)"]
+    assert whole["pending"] == [{"unit": PRE + ".service", "reason": "files changed since it started",
+                                 "files": ["/e/p.env"]}]
+    # Without files, the reason alone.
+    bare = state(PRE + ".service", pending=True, reason="no record of the files it started from")
+    assert named(facts(rows(), running=up(bare)))[PRE]["due"] == [
+        "restart pending, it runs other files than its own (no record of the files it started from)"]
+
+
+def test_a_service_that_does_not_run_is_reported_down() -> None:
+    got = named(facts(rows(), running=up(state(PRE + ".service", running=False))))
+    assert not got[PRE]["running"] and got[DEC]["running"]
+    # A unit the host did not report does not run either.
+    assert not named(facts(rows(), running={}))[DEC]["running"]
+
+
+def test_watchdog_reasons() -> None:
+    program = named(facts(rows(program=True)))
+    assert program[DEC]["watchdog"]["due"] == ["the watchdog program changed"]
+    assert not program[DEC]["watchdog"]["new_unit"] and program[DEC]["due"] == []
+    config = named(facts(rows(changed={(DEC, "watchdog_config")})))
+    assert config[DEC]["watchdog"]["due"] == ["its files changed"] and config[DEC]["watchdog"]["unit_changed"]
+    pending = state(WD, pending=True, reason="its start record is of an earlier start")
+    whole = facts(rows(), running=up(pending))
+    got = named(whole)
+    assert got[DEC]["watchdog"]["due"] == [
+        "restart pending, it runs other files than its own (its start record is of an earlier start)"]
+    assert got[DEC]["due"] == [] and [row["unit"] for row in whole["pending"]] == [WD]
+    assert decide({"h": whole})["h"]["why"] == {WD: got[DEC]["watchdog"]["due"][0]}
+
+
+def test_daemon_reload_when_systemd_wants_it_and_instance_key_defaults_to_the_name() -> None:
+    whole = facts(rows(), running=up(state(WD, reload=True)))
+    assert whole["daemon_reload"] is True
+    got = host_facts(rows(), [{"name": PRE}], {}, None)
+    assert got["services"][0]["instance_key"] == PRE and got["daemon_reload"] is False

@@ -1,0 +1,87 @@
+# Copyright: ascend.sglang contributors
+# Apache License 2.0
+"""The inventory read through the settings table: what the plan takes from the play and from each host.
+
+Pure; no Ansible import (the action plugin passes a ``read`` callback that templates one value).  Every
+``sglang_*`` name the play or a host carries is looked up in the table (plugin_utils/_settings.py):
+- a name the table does not hold is refused, with the nearest known name;
+- a deployment-wide or run value that a group or host sets differently from the play is refused, naming the
+  host and its group: the plan reads it once, so the host's own value would be silently ignored;
+- the values themselves are checked by the planner: host values per host, deployment and run values once.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping
+
+from ansible_collections.ascend.sglang.plugins.plugin_utils import _contract as c
+from ansible_collections.ascend.sglang.plugins.plugin_utils import _settings as table
+from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector
+
+UNREADABLE = object()
+# Host values the planner reads besides the table's host rows.
+ANSIBLE_HOST_VARS = ("ansible_host",)
+SERVER_GROUPS = ("prefill", "decode", "mixed", "router")
+# The collection's own names (facts, registered results, role parameters): set by its playbooks, never read here.
+NOT_READ = (table.INTERNAL, table.PARAMETER)
+
+Read = Callable[[Mapping[str, Any], str, "str | None"], Any]
+
+
+def _group_of(host: str, groups: Mapping[str, Any]) -> str | None:
+    return next((g for g in SERVER_GROUPS if host in (groups.get(g) or ())), None)
+
+
+def _shown(row: table.Setting, value: Any) -> str:
+    return "(values not shown)" if row.name == "sglang_secrets" else c.shown(value)
+
+
+def read_inventory(groups: Mapping[str, Any], hostvars: Mapping[str, Mapping[str, Any]],
+                   play_vars: Mapping[str, Any], read: Read, errors: Collector
+                   ) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    """-> (host values per planned host, deployment and run values).  Problems go to ``errors``."""
+    variables: dict[str, Any] = {}
+    for name in sorted(k for k in play_vars if isinstance(k, str) and k.startswith("sglang_")):
+        row = table.BY_NAME.get(name)
+        if row is None:
+            errors.add(table.unknown_message(name), variable=name)
+            continue
+        if row.scope not in table.ONE_VALUE:
+            continue
+        value = read(play_vars, name, None)
+        if value is UNREADABLE:
+            continue
+        variables[name] = value  # checked by the planner (_settings.check_one_values)
+    host_values: dict[str, dict[str, Any]] = {}
+    wanted = sorted({h for g in SERVER_GROUPS for h in (groups.get(g) or ())})
+    for host in wanted:
+        hv = hostvars.get(host) or {}
+        group = _group_of(host, groups)
+        own: dict[str, Any] = {}
+        for name in ANSIBLE_HOST_VARS:
+            if name in hv:
+                value = read(hv, name, host)
+                if value is not UNREADABLE:
+                    own[name] = value
+        for name in sorted(k for k in hv if isinstance(k, str) and k.startswith("sglang_")):
+            row = table.BY_NAME.get(name)
+            if row is None:
+                if name not in play_vars:  # reported once above otherwise
+                    errors.add(table.unknown_message(name), group=group, host=host, variable=name)
+                continue
+            if row.scope in NOT_READ:
+                continue
+            value = read(hv, name, host)
+            if value is UNREADABLE:
+                continue
+            if row.scope in table.ONE_VALUE:
+                if name not in variables or value != variables[name]:
+                    deployment = (f"the deployment's is {_shown(row, variables[name])}" if name in variables
+                                  else "the deployment has none")
+                    errors.add(f"is {row.scope}-wide, read once for every host: set it for all hosts (group_vars/all, "
+                               f"the inventory's all: vars or -e), not for one group or host; this host has "
+                               f"{_shown(row, value)}, {deployment}", group=group, host=host, variable=name)
+                continue
+            own[name] = value
+        host_values[host] = own
+    return host_values, variables
