@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 
 from ansible.errors import AnsibleActionFail, AnsibleError
 from ansible.plugins.action import ActionBase
@@ -14,7 +15,12 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Colle
 from ansible_collections.ascend.sglang.plugins.plugin_utils._inputs import UNREADABLE, read_inventory
 from ansible_collections.ascend.sglang.plugins.plugin_utils._planner import plan
 from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import load_profile
+from ansible_collections.ascend.sglang.plugins.plugin_utils._settings import DEFERRED
 from ansible_collections.ascend.sglang.plugins.plugin_utils._topology import build_inventory
+
+# What templating a host's value says when the value refers to other hosts' variables or to the plan, neither of
+# which a host's own variables hold before the plan exists.
+DEFERRED_RE = re.compile(r"'hostvars' is undefined|'sglang_plan' is undefined|has no attribute 'sglang_plan'")
 
 
 class ActionModule(ActionBase):
@@ -73,6 +79,10 @@ class ActionModule(ActionBase):
                 return self._templar.template(source[key])
             except Exception as exc:  # noqa: BLE001 - any templating error becomes a finding naming the variable
                 first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                if host is not None and DEFERRED_RE.search(first):
+                    # It refers to other hosts or to the plan (hostvars['localhost'].sglang_plan...): the host
+                    # evaluates it after the plan, the settings table says whether that is allowed.
+                    return DEFERRED
                 errors.add(f"cannot be evaluated on the controller: {first[:200]}", host=host, variable=key)
                 return UNREADABLE
         return read

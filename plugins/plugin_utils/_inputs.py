@@ -49,7 +49,7 @@ def read_inventory(groups: Mapping[str, Any], hostvars: Mapping[str, Mapping[str
         if row.scope not in table.ONE_VALUE:
             continue
         value = read(play_vars, name, None)
-        if value is UNREADABLE:
+        if value is UNREADABLE or value is table.DEFERRED:
             continue
         variables[name] = value  # checked by the planner (_settings.check_one_values)
     host_values: dict[str, dict[str, Any]] = {}
@@ -75,6 +75,8 @@ def read_inventory(groups: Mapping[str, Any], hostvars: Mapping[str, Mapping[str
             if value is UNREADABLE:
                 continue
             if row.scope in table.ONE_VALUE:
+                if value is table.DEFERRED:
+                    continue  # evaluated on the host; the play's own value is the one the plan reads
                 if name not in variables or value != variables[name]:
                     deployment = (f"the deployment's is {_shown(row, variables[name])}" if name in variables
                                   else "the deployment has none")

@@ -39,6 +39,16 @@ class _NoDefault:
 
 NO_DEFAULT: Any = _NoDefault()
 
+
+class _Deferred:
+    def __repr__(self) -> str:
+        return "DEFERRED"
+
+
+# A host value that refers to other hosts or to the plan itself (sglang_router_version:
+# "{{ hostvars['localhost'].sglang_plan.releases.sglang_router }}"): evaluated on the host, after the plan.
+DEFERRED: Any = _Deferred()
+
 # The entry points of the thin server roles (each forwards to ascend.sglang.sglang_service).
 SERVERS_MAIN = ("prefill:main", "decode:main", "mixed:main")
 SERVERS_WAIT = ("prefill:wait_healthy", "decode:wait_healthy", "mixed:wait_healthy")
@@ -148,6 +158,17 @@ def _ratio(value: Any, errors: Collector, where: c.Where) -> Any:
         number = -1.0
     if not 0.0 <= number <= 1.0:
         where.add(errors, f"must be a number within 0..1, got {c.shown(value)}")
+        return None
+    return number
+
+
+def _positive(value: Any, errors: Collector, where: c.Where) -> Any:
+    try:
+        number = float(value) if not isinstance(value, bool) and isinstance(value, (int, float, str)) else -1.0
+    except ValueError:
+        number = -1.0
+    if not 0.0 < number < 1e9:
+        where.add(errors, f"must be a positive number, got {c.type_name(value)} {c.shown(value)}")
         return None
     return number
 
@@ -412,7 +433,7 @@ TABLE: tuple[Setting, ...] = (
     S("sglang_bench_python", RUN, "Interpreter of the benchmark client.", _command),
     S("sglang_bench_timeout", RUN, "Seconds the benchmark may run.", _int(1, 604800)),
     S("sglang_bench_tokenizer", RUN, "--tokenizer of the benchmark client.", _text),
-    S("sglang_bench_tpot_target_ms", RUN, "TPOT target of the benchmark (default: the profile's).", _int(1, 100000)),
+    S("sglang_bench_tpot_target_ms", RUN, "TPOT target of the benchmark in ms (default: the profile's).", _positive),
     S("sglang_bench_tpot_tolerance", RUN, "Tolerance over the TPOT target (0.10: 10 %).", _ratio),
     S("sglang_collect", RUN, "doctor.yml also collects the failure bundle.", _bool),
     S("sglang_collect_dir", RUN, "Controller directory of the failure bundle.", _controller_path),
@@ -500,10 +521,17 @@ def check_host_values(values: Mapping[str, Any], errors: Collector, group: str |
     for row in host_settings():
         # The rows without a default (address, NIC, hardware) are the host's facts: read by the topology.
         if row.name in values and row.default is not NO_DEFAULT:
+            if values[row.name] is DEFERRED:
+                if row.files:
+                    c.Where(row.name, group, host).add(
+                        errors, "refers to other hosts or to the plan, but the host's files are written from the "
+                                "plan: give it a value of its own")
+                continue
             checked = check(row, values[row.name], errors, c.Where(row.name, group, host))
             if checked is not None:
                 out[row.name] = checked
-    if out["sglang_router_install"] is True and not out["sglang_router_version"]:
+    if out["sglang_router_install"] is True and not out["sglang_router_version"] \
+            and values.get("sglang_router_version") is not DEFERRED:
         c.Where("sglang_router_version", group, host).add(
             errors, "sglang_router_install is true: set the exact sglang-router version to install")
     if out["sglang_watchdog_backoff_max"] < out["sglang_watchdog_backoff_initial"]:

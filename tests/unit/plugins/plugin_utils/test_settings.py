@@ -141,3 +141,17 @@ def test_table_rows_document_what_the_readme_lists():
         used |= set(re.findall(r"\b(sglang_[a-z0-9_]+) *\| *default\(", path.read_text(encoding="utf-8")))
     assert sorted(used - set(table.BY_NAME)) == []
     assert os.path.basename(__file__) == "test_settings.py"
+
+
+def test_a_value_evaluated_on_the_host_after_the_plan_is_not_checked_before():
+    """sglang_router_version: "{{ hostvars['localhost'].sglang_plan.releases.sglang_router }}" (the Molecule
+    overlay's): the plan cannot evaluate it, the host does; only a value the host's files need is refused."""
+    errors = Collector()
+    table.check_host_values({"sglang_router_install": True, "sglang_router_version": table.DEFERRED,
+                             "sglang_server_packages": table.DEFERRED}, errors, "router", "r0")
+    assert errors.findings == []
+    table.check_host_values({"sglang_etc_dir": table.DEFERRED}, errors, "router", "r0")
+    assert [(f.host, f.variable) for f in errors.findings] == [("r0", "sglang_etc_dir")]
+    deferred = {"sglang_release": table.DEFERRED}
+    _unused, variables, found = read({"decode": ["d0"]}, {"d0": deferred}, {"sglang_release": "0.5.7"})
+    assert found == [] and variables == {"sglang_release": "0.5.7"}
