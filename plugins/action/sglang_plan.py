@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
 
@@ -12,11 +11,8 @@ from ansible.errors import AnsibleActionFail, AnsibleError
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector, PlanError
-from ansible_collections.ascend.sglang.plugins.plugin_utils._inputs import UNREADABLE, read_inventory
-from ansible_collections.ascend.sglang.plugins.plugin_utils._planner import plan
-from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import load_profile
+from ansible_collections.ascend.sglang.plugins.plugin_utils._inputs import UNREADABLE, plan_inputs, read_inventory
 from ansible_collections.ascend.sglang.plugins.plugin_utils._settings import DEFERRED
-from ansible_collections.ascend.sglang.plugins.plugin_utils._topology import build_inventory
 
 # What templating a host's value says when the value refers to other hosts' variables or to the plan, neither of
 # which a host's own variables hold before the plan exists.
@@ -43,12 +39,7 @@ class ActionModule(ActionBase):
         host_values, variables = read_inventory(groups, hostvars, task_vars, self._value_of(errors), errors)
         self._check_archive(variables, errors)
         try:
-            profile = load_profile(profile_id, args.get("profiles_dir"))
-            inventory = build_inventory(groups, host_values, variables)
-            if errors.findings:
-                # Unreadable values first, then everything the planner finds besides.
-                inventory = dataclasses.replace(inventory, findings=tuple(errors.findings) + inventory.findings)
-            result_plan = plan(profile, inventory)
+            result_plan = plan_inputs(profile_id, groups, host_values, variables, errors, args.get("profiles_dir"))
         except PlanError as exc:
             result.update(failed=True, msg=exc.render(),
                           findings=[{"message": f.message, "group": f.group, "host": f.host,

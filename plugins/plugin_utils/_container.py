@@ -137,10 +137,10 @@ def check_settings(variables: Mapping[str, Any], default_image: str | None, defa
         archive = contract.text(archive, errors, contract.Where("sglang_container_image_archive"),
                                 what="a controller path of an image tarball (a string)")
         ok = ok and archive is not None
-    engine_path = variables.get("sglang_container_engine_path", f"/usr/bin/{engine}" if ok else "/usr/bin/podman")
-    engine_path = contract.unit_path(engine_path, errors, contract.Where("sglang_container_engine_path"))
-    if not ok or image is None or ascend_runtime is None or engine_path is None:
+    if not ok or image is None or ascend_runtime is None:
         return None
+    # Checked with the other deployment values (plugin_utils/_settings.py): a refused one stops the plan.
+    engine_path = str(variables.get("sglang_container_engine_path") or f"/usr/bin/{engine}")
     return Settings(engine=str(engine), image=image, shm_size=shm, ascend_runtime=ascend_runtime,
                     image_archive=archive, engine_path=engine_path)
 

@@ -12,11 +12,15 @@ Pure; no Ansible import (the action plugin passes a ``read`` callback that templ
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable, Mapping
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _contract as c
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _settings as table
 from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector
+from ansible_collections.ascend.sglang.plugins.plugin_utils._planner import Plan, plan
+from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import load_profile
+from ansible_collections.ascend.sglang.plugins.plugin_utils._topology import build_inventory
 
 UNREADABLE = object()
 # Host values the planner reads besides the table's host rows.
@@ -87,3 +91,14 @@ def read_inventory(groups: Mapping[str, Any], hostvars: Mapping[str, Mapping[str
             own[name] = value
         host_values[host] = own
     return host_values, variables
+
+
+def plan_inputs(profile_id: str, groups: Mapping[str, Any], host_values: Mapping[str, Mapping[str, Any]],
+                variables: Mapping[str, Any], errors: Collector, profiles_dir: str | None = None) -> Plan:
+    """The plan of what read_inventory gave; raises PlanError with the reading's findings first, then everything
+    the planner finds besides."""
+    profile = load_profile(profile_id, profiles_dir)
+    inventory = build_inventory(groups, host_values, variables)
+    if errors.findings:
+        inventory = dataclasses.replace(inventory, findings=tuple(errors.findings) + inventory.findings)
+    return plan(profile, inventory)

@@ -180,10 +180,6 @@ def _mapping(value: Any, errors: Collector, where: c.Where) -> Any:
     return value
 
 
-def _text(value: Any, errors: Collector, where: c.Where) -> Any:
-    return c.text(value, errors, where)
-
-
 def _controller_path(value: Any, errors: Collector, where: c.Where) -> Any:
     return c.text(value, errors, where, what="a path on the controller (a string)")
 
@@ -210,42 +206,6 @@ def _int(low: int, high: int) -> Check:
     return lambda value, errors, where: c.integer(value, errors, where, low, high)
 
 
-def _bool(value: Any, errors: Collector, where: c.Where) -> Any:
-    return c.boolean(value, errors, where)
-
-
-def _path(value: Any, errors: Collector, where: c.Where) -> Any:
-    return c.absolute_path(value, errors, where)
-
-
-def _unit_path(value: Any, errors: Collector, where: c.Where) -> Any:
-    return c.unit_path(value, errors, where)
-
-
-def _model_path(value: Any, errors: Collector, where: c.Where) -> Any:
-    return c.absolute_path(value, errors, where)
-
-
-def _command(value: Any, errors: Collector, where: c.Where) -> Any:
-    return c.command(value, errors, where)
-
-
-def _release(value: Any, errors: Collector, where: c.Where) -> Any:
-    return c.release(value, errors, where)
-
-
-def _address(value: Any, errors: Collector, where: c.Where) -> Any:
-    return c.address(value, errors, where)
-
-
-def _nic(value: Any, errors: Collector, where: c.Where) -> Any:
-    return c.nic(value, errors, where)
-
-
-def _hardware(value: Any, errors: Collector, where: c.Where) -> Any:
-    return c.hardware(value, errors, where)
-
-
 S = Setting
 
 
@@ -262,16 +222,16 @@ _PLANNED = "checked by the planner with the profile"
 
 TABLE: tuple[Setting, ...] = (
     # ---- the deployment: one value for every host ----------------------------------------------------------
-    S("sglang_profile", RUN, "Profile id of the deployment (the per-profile playbooks set it).", _text),
-    S("sglang_model_path", DEPLOYMENT, "Model weights directory on every server host (--model-path).", _model_path),
+    S("sglang_profile", RUN, "Profile id of the deployment (the per-profile playbooks set it).", c.text),
+    S("sglang_model_path", DEPLOYMENT, "Model weights directory on every server host (--model-path).", c.absolute_path),
     S("sglang_draft_model_path", DEPLOYMENT, "Draft model directory of the speculative-decoding profiles.",
-      _model_path),
+      c.absolute_path),
     S("sglang_init_expert_location", DEPLOYMENT, "Recorded expert distribution of the profiles that load one.",
-      _model_path),
-    S("sglang_release", DEPLOYMENT, "SGLang release the argv is rendered and validated for.", _release),
-    S("sglang_router_release", DEPLOYMENT, "sglang-router release the router argv is rendered for.", _release),
-    S("sglang_python", DEPLOYMENT, "Interpreter of the servers (absolute path or a command on PATH).", _command),
-    S("sglang_router_python", DEPLOYMENT, "Interpreter of the router.", _command),
+      c.absolute_path),
+    S("sglang_release", DEPLOYMENT, "SGLang release the argv is rendered and validated for.", c.release),
+    S("sglang_router_release", DEPLOYMENT, "sglang-router release the router argv is rendered for.", c.release),
+    S("sglang_python", DEPLOYMENT, "Interpreter of the servers (absolute path or a command on PATH).", c.command),
+    S("sglang_router_python", DEPLOYMENT, "Interpreter of the router.", c.command),
     S("sglang_overrides", DEPLOYMENT, "Per role, flags and env values over the profile's (" + _PLANNED + ").",
       entries=()),
     S("sglang_secrets", DEPLOYMENT, "Secret launch values per role, e.g. C({router: {--api-key: ...}}); the plan "
@@ -280,7 +240,7 @@ TABLE: tuple[Setting, ...] = (
     S("sglang_runtime", DEPLOYMENT, "host (the host's Python) or container (" + _PLANNED + ")."),
     S("sglang_container_engine", DEPLOYMENT, "podman or docker (" + _PLANNED + ")."),
     S("sglang_container_engine_path", DEPLOYMENT, "Absolute path of the engine the launchers run (default "
-      "/usr/bin/<engine>): a PATH in the services' environment cannot hide it.", _unit_path),
+      "/usr/bin/<engine>): a PATH in the services' environment cannot hide it.", c.unit_path),
     S("sglang_container_image", DEPLOYMENT, "Image of every service (" + _PLANNED + ")."),
     S("sglang_container_shm_size", DEPLOYMENT, "--shm-size of the containers (" + _PLANNED + ")."),
     S("sglang_container_ascend_runtime", DEPLOYMENT, "Run through the Ascend container runtime (" + _PLANNED + ")."),
@@ -291,24 +251,24 @@ TABLE: tuple[Setting, ...] = (
       + _PLANNED + ")."),
     # ---- each host ------------------------------------------------------------------------------------------
     S("sglang_host_ip", HOST, "Address the host's services bind and its peers dial (default ansible_host).",
-      _address),
-    S("sglang_nic", HOST, "Interface of HCCL/GLOO (every rank of a multi-node instance).", _nic),
-    S("sglang_hardware", HOST, "A2 or A3: checked against the profile.", _hardware),
-    F("sglang_etc_dir", HOST, "Directory of C(cann_env.sh) and of the services' C(<name>.env) files.", _unit_path,
+      c.address),
+    S("sglang_nic", HOST, "Interface of HCCL/GLOO (every rank of a multi-node instance).", c.nic),
+    S("sglang_hardware", HOST, "A2 or A3: checked against the profile.", c.hardware),
+    F("sglang_etc_dir", HOST, "Directory of C(cann_env.sh) and of the services' C(<name>.env) files.", c.unit_path,
       "/etc/sglang", "path", entries=("cann_env:main", "sglang_service:render") + _SVC_R,
       defaults_in=("cann_env", "sglang_service"), reaches="launcher, watchdog unit ExecStart="),
-    F("sglang_libexec_dir", HOST, "Directory of the launchers C(<name>.sh) (ExecStart of the units).", _unit_path,
+    F("sglang_libexec_dir", HOST, "Directory of the launchers C(<name>.sh) (ExecStart of the units).", c.unit_path,
       "/usr/local/libexec/sglang", "path", entries=_SVC_R + ("sglang_service:render",),
       defaults_in=("sglang_service",), reaches="unit ExecStart="),
-    F("sglang_systemd_dir", HOST, "Directory of the systemd units C(<name>.service).", _path, "/etc/systemd/system",
+    F("sglang_systemd_dir", HOST, "Directory of the systemd units C(<name>.service).", c.absolute_path, "/etc/systemd/system",
       "path", entries=_SVC_R, defaults_in=("sglang_service",)),
-    F("sglang_sysctl_dir", HOST, "Directory of the persisted settings file C(90-sglang.conf).", _path,
+    F("sglang_sysctl_dir", HOST, "Directory of the persisted settings file C(90-sglang.conf).", c.absolute_path,
       "/etc/sysctl.d", "path", entries=("host_tuning:main",), defaults_in=("host_tuning",)),
-    S("sglang_cpu_sysfs_dir", HOST, "sysfs CPU directory (overridable for tests).", _path,
+    S("sglang_cpu_sysfs_dir", HOST, "sysfs CPU directory (overridable for tests).", c.absolute_path,
       "/sys/devices/system/cpu", "path", entries=("host_tuning:main",), defaults_in=("host_tuning",)),
-    S("sglang_host_tuning_governor", HOST, "Manage the CPU frequency governor.", _bool, True, "bool",
+    S("sglang_host_tuning_governor", HOST, "Manage the CPU frequency governor.", c.boolean, True, "bool",
       entries=("host_tuning:main",), defaults_in=("host_tuning",)),
-    S("sglang_host_tuning_sysctl", HOST, "Manage the kernel settings (sysctl).", _bool, True, "bool",
+    S("sglang_host_tuning_sysctl", HOST, "Manage the kernel settings (sysctl).", c.boolean, True, "bool",
       entries=("host_tuning:main",), defaults_in=("host_tuning",)),
     F("sglang_restart_sec", HOST, "C(RestartSec=) of the units.", _int(0, 3600), 10, "int",
       entries=_SVC_R + ("sglang_service:render",), defaults_in=("sglang_service",)),
@@ -317,36 +277,36 @@ TABLE: tuple[Setting, ...] = (
     F("sglang_limit_nofile", HOST, "C(LimitNOFILE=) of the units.", _int(1, 1073741816), 1048576, "int",
       entries=_SVC_R + ("sglang_service:render",), defaults_in=("sglang_service",)),
     S("sglang_server_install", HOST, "Install the server's Python packages into I(sglang_server_venv) before "
-      "deploying (off: the image provides SGLang).", _bool, False, "bool", entries=_SVC,
+      "deploying (off: the image provides SGLang).", c.boolean, False, "bool", entries=_SVC,
       defaults_in=("sglang_service",)),
     S("sglang_server_packages", HOST, "pip requirement specifiers to install instead of the reference stack; "
       "empty: the reference environment of the plan's SGLang release.", _requirements, [], "list", "str",
       entries=_SVC + ("sglang_service:install",), defaults_in=("sglang_service",)),
-    S("sglang_server_venv", HOST, "Virtualenv receiving the server packages (created when missing).", _path,
+    S("sglang_server_venv", HOST, "Virtualenv receiving the server packages (created when missing).", c.absolute_path,
       "/opt/sglang", "path", entries=_SVC + ("sglang_service:install",), defaults_in=("sglang_service",)),
     S("sglang_server_virtualenv_command", HOST, "Command creating the virtualenv.", _venv_command,
       "python3 -m venv", entries=_SVC + ("sglang_service:install",), defaults_in=("sglang_service",)),
     S("sglang_wheelhouse", HOST, "Controller-side directory of wheels for offline installs (\"\": the package "
       "index); copied to the host and given to pip with --find-links.", c.wheelhouse, "",
       entries=_SVC_R + ("sglang_service:install",), defaults_in=("sglang_service", "router")),
-    S("sglang_server_wheelhouse_dest", HOST, "Host-side copy of I(sglang_wheelhouse).", _path,
+    S("sglang_server_wheelhouse_dest", HOST, "Host-side copy of I(sglang_wheelhouse).", c.absolute_path,
       "/var/cache/sglang/wheelhouse", "path", entries=_SVC + ("sglang_service:install",),
       defaults_in=("sglang_service",)),
     S("sglang_wheelhouse_only", HOST, "With I(sglang_wheelhouse), install from it alone (C(--no-index)); false "
-      "adds it to the package index.", _bool, True, "bool", entries=("sglang_service:main", "sglang_service:install"),
+      "adds it to the package index.", c.boolean, True, "bool", entries=("sglang_service:main", "sglang_service:install"),
       defaults_in=("sglang_service",)),
     S("sglang_server_stack", HOST, "Package -> version completing or overriding the release's reference "
       "environment, e.g. C({torch: 2.9.0+cpu}).", c.stack_pins, {}, "dict",
       entries=("sglang_service:main", "sglang_service:install"), defaults_in=("sglang_service",)),
     S("sglang_router_install", HOST, "Install sglang-router==I(sglang_router_version) into I(sglang_router_venv) "
-      "on router hosts.", _bool, False, "bool", entries=("router:main",), defaults_in=("router",)),
+      "on router hosts.", c.boolean, False, "bool", entries=("router:main",), defaults_in=("router",)),
     S("sglang_router_version", HOST, "Exact sglang-router version; required when I(sglang_router_install).",
       _version, "", entries=("router:main",), defaults_in=("router",)),
-    S("sglang_router_venv", HOST, "Virtualenv receiving sglang-router (created when missing).", _path,
+    S("sglang_router_venv", HOST, "Virtualenv receiving sglang-router (created when missing).", c.absolute_path,
       "/opt/sglang-router", "path", entries=("router:main",), defaults_in=("router",)),
     S("sglang_router_virtualenv_command", HOST, "Command creating the router's virtualenv.", _venv_command,
       "python3 -m venv", entries=("router:main",), defaults_in=("router",)),
-    S("sglang_router_wheelhouse_dest", HOST, "Host-side copy of I(sglang_wheelhouse) on router hosts.", _path,
+    S("sglang_router_wheelhouse_dest", HOST, "Host-side copy of I(sglang_wheelhouse) on router hosts.", c.absolute_path,
       "/var/cache/sglang/wheelhouse", "path", entries=("router:main",), defaults_in=("router",)),
     S("sglang_router_register_timeout", HOST, "Seconds to wait for the router to list (and find healthy) an "
       "instance it was missing.", _int(1, 86400), 300, "int",
@@ -360,10 +320,10 @@ TABLE: tuple[Setting, ...] = (
     S("sglang_health_log_lines", HOST, "Journal lines of an unhealthy service shown in the failure message.",
       _int(1, 100000), 40, "int", entries=_WAIT, defaults_in=("sglang_service",)),
     S("sglang_health_readiness", HOST, "Wait for a service's ready URL (the Rust router's /readiness) where it has "
-      "one; false: its health URL only.", _bool, True, "bool", entries=_WATCH, defaults_in=("sglang_service",)),
+      "one; false: its health URL only.", c.boolean, True, "bool", entries=_WATCH, defaults_in=("sglang_service",)),
     F("sglang_watchdog_enabled", HOST, "Install the instance watchdog for every rank of a multi-node instance and "
-      "on router hosts with a worker API.", _bool, True, "bool", entries=_WATCH, defaults_in=("sglang_service",)),
-    F("sglang_watchdog_single_node", HOST, "Also watch single-node servers.", _bool, False, "bool", entries=_WATCH,
+      "on router hosts with a worker API.", c.boolean, True, "bool", entries=_WATCH, defaults_in=("sglang_service",)),
+    F("sglang_watchdog_single_node", HOST, "Also watch single-node servers.", c.boolean, False, "bool", entries=_WATCH,
       defaults_in=("sglang_service",)),
     F("sglang_watchdog_interval", HOST, "Seconds between two checks of rank 0's C(/health_generate).",
       _int(1, 3600), 10, "int", entries=_WATCH, defaults_in=("sglang_service",)),
@@ -381,9 +341,9 @@ TABLE: tuple[Setting, ...] = (
       "each further one.", _int(1, 86400), 30, "int", entries=_WATCH, defaults_in=("sglang_service",)),
     F("sglang_watchdog_backoff_max", HOST, "Longest wait between two restarts (at least the initial backoff).",
       _int(1, 86400), 600, "int", entries=_WATCH, defaults_in=("sglang_service",)),
-    F("sglang_watchdog_python", HOST, "Interpreter running the watchdog (standard library only).", _unit_path,
+    F("sglang_watchdog_python", HOST, "Interpreter running the watchdog (standard library only).", c.unit_path,
       "/usr/bin/python3", "path", entries=_WATCH, defaults_in=("sglang_service",), reaches="watchdog unit"),
-    F("sglang_watchdog_state_dir", HOST, "Directory of the watchdogs' state files.", _unit_path,
+    F("sglang_watchdog_state_dir", HOST, "Directory of the watchdogs' state files.", c.unit_path,
       "/var/lib/sglang-watchdog", "path", entries=_WATCH, defaults_in=("sglang_service",)),
     S("sglang_watchdog_port", HOST, "Port on rank 0's address where rank 0's watchdog serves its unit's "
       "InvocationID to the other ranks' watchdogs (read from rank 0's host).", _int(1, 65535), 8990, "int",
@@ -391,14 +351,14 @@ TABLE: tuple[Setting, ...] = (
     S("sglang_container_pull_timeout", HOST, "Seconds a pull (or load) of the image may take on a host.",
       _int(1, 86400), 3600, "int", entries=("sglang_service:image",), defaults_in=("sglang_service",)),
     S("sglang_container_archive_dest", HOST, "Where the controller's image tarball is copied on the host before "
-      "'<engine> load' (its directory is created 0700 when missing, never changed).", _path,
+      "'<engine> load' (its directory is created 0700 when missing, never changed).", c.absolute_path,
       "/var/cache/sglang/sglang-image.tar", "path", entries=("sglang_service:image",),
       defaults_in=("sglang_service",)),
     # ---- options of one playbook (-e) ---------------------------------------------------------------------
     S("sglang_render_dir", RUN, "Render mode: write every host's files into this controller directory instead of "
       "deploying.", _controller_path, type="path", entries=("sglang_service:render",)),
     S("sglang_preflight_fail_on", RUN, "Stop deploy/preflight on: fail, warn or never.", _word("fail", "warn", "never")),
-    S("sglang_preflight_skip", RUN, "Skip the preflight checks of deploy.yml.", _bool),
+    S("sglang_preflight_skip", RUN, "Skip the preflight checks of deploy.yml.", c.boolean),
     S("sglang_preflight_stack", RUN, "A server stack other than the reference environment: warn, fail or off.",
       _word("warn", "fail", "off")),
     S("sglang_preflight_json", RUN, "Also write the preflight report as JSON on the controller.", _controller_path),
@@ -406,20 +366,20 @@ TABLE: tuple[Setting, ...] = (
     S("sglang_preflight_runtime_timeout", RUN, "Seconds of the server interpreter's stack report.", _int(1, 3600)),
     S("sglang_preflight_min_hbm_free_ratio", RUN, "Free HBM ratio every NPU needs (default: the service's "
       "--mem-fraction-static).", _ratio),
-    S("sglang_min_driver_version", RUN, "Lowest NPU driver version preflight accepts.", _text),
-    S("sglang_min_cann_version", RUN, "Lowest CANN toolkit version preflight accepts.", _text),
-    S("sglang_npu_smi", RUN, "npu-smi on the hosts (absolute path).", _path),
-    S("sglang_hccn_tool", RUN, "hccn_tool on the hosts (absolute path).", _path),
-    S("sglang_npu_driver_info", RUN, "The driver's version.info on the hosts.", _path),
-    S("sglang_npu_toolkit_info", RUN, "The toolkit's ascend_toolkit_install.info on the hosts.", _path),
+    S("sglang_min_driver_version", RUN, "Lowest NPU driver version preflight accepts.", c.text),
+    S("sglang_min_cann_version", RUN, "Lowest CANN toolkit version preflight accepts.", c.text),
+    S("sglang_npu_smi", RUN, "npu-smi on the hosts (absolute path).", c.absolute_path),
+    S("sglang_hccn_tool", RUN, "hccn_tool on the hosts (absolute path).", c.absolute_path),
+    S("sglang_npu_driver_info", RUN, "The driver's version.info on the hosts.", c.absolute_path),
+    S("sglang_npu_toolkit_info", RUN, "The toolkit's ascend_toolkit_install.info on the hosts.", c.absolute_path),
     S("sglang_doctor_fail_on", RUN, "doctor.yml fails on: fail, warn or never.", _word("fail", "warn", "never")),
-    S("sglang_doctor_include_ok", RUN, "doctor.yml also lists the checks that passed.", _bool),
+    S("sglang_doctor_include_ok", RUN, "doctor.yml also lists the checks that passed.", c.boolean),
     S("sglang_doctor_json", RUN, "Where doctor.yml writes its JSON report on the controller.", _controller_path),
     S("sglang_status_json", RUN, "Where status.yml writes its JSON report on the controller.", _controller_path),
-    S("sglang_status_fail_unhealthy", RUN, "status.yml fails when a service is not healthy.", _bool),
+    S("sglang_status_fail_unhealthy", RUN, "status.yml fails when a service is not healthy.", c.boolean),
     S("sglang_status_timeout", RUN, "Seconds of each status probe.", _int(1, 600)),
-    S("sglang_stop_disable", RUN, "stop.yml also disables the units.", _bool),
-    S("sglang_stop_purge", RUN, "stop.yml also removes the files of the deployment.", _bool),
+    S("sglang_stop_disable", RUN, "stop.yml also disables the units.", c.boolean),
+    S("sglang_stop_purge", RUN, "stop.yml also removes the files of the deployment.", c.boolean),
     S("sglang_stop_retries", RUN, "Checks (one per second) that a stopped service is gone.", _int(1, 3600)),
     S("sglang_stop_port_timeout", RUN, "Seconds a stopped service's ports may take to close.", _int(1, 3600)),
     S("sglang_restart_only", RUN, "Instance keys restart.yml restarts (a list, or comma-separated).", _restart_only),
@@ -427,15 +387,15 @@ TABLE: tuple[Setting, ...] = (
       _int(1, 86400)),
     S("sglang_bench_dir", RUN, "Controller directory of the benchmark results.", _controller_path),
     S("sglang_bench_environment", RUN, "Extra environment of the benchmark client.", _mapping),
-    S("sglang_bench_fail", RUN, "bench.yml fails when a documented target is missed.", _bool),
-    S("sglang_bench_model", RUN, "--model of the benchmark client.", _text),
+    S("sglang_bench_fail", RUN, "bench.yml fails when a documented target is missed.", c.boolean),
+    S("sglang_bench_model", RUN, "--model of the benchmark client.", c.text),
     S("sglang_bench_overrides", RUN, "Flags over the documented benchmark command.", _mapping),
-    S("sglang_bench_python", RUN, "Interpreter of the benchmark client.", _command),
+    S("sglang_bench_python", RUN, "Interpreter of the benchmark client.", c.command),
     S("sglang_bench_timeout", RUN, "Seconds the benchmark may run.", _int(1, 604800)),
-    S("sglang_bench_tokenizer", RUN, "--tokenizer of the benchmark client.", _text),
+    S("sglang_bench_tokenizer", RUN, "--tokenizer of the benchmark client.", c.text),
     S("sglang_bench_tpot_target_ms", RUN, "TPOT target of the benchmark in ms (default: the profile's).", _positive),
     S("sglang_bench_tpot_tolerance", RUN, "Tolerance over the TPOT target (0.10: 10 %).", _ratio),
-    S("sglang_collect", RUN, "doctor.yml also collects the failure bundle.", _bool),
+    S("sglang_collect", RUN, "doctor.yml also collects the failure bundle.", c.boolean),
     S("sglang_collect_dir", RUN, "Controller directory of the failure bundle.", _controller_path),
     S("sglang_collect_since", RUN, "Start of the journal window: @EPOCH, YYYY-MM-DD[ HH:MM[:SS]], today, yesterday.",
       _since),

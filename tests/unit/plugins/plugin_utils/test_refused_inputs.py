@@ -8,7 +8,6 @@ Ansible's variable scopes are reproduced as the plan action sees them: the inven
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import sys
 
@@ -18,10 +17,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 from unit.broken_inputs import CASES  # noqa: E402  # pylint: disable=wrong-import-position
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector, PlanError  # noqa: E402
-from ansible_collections.ascend.sglang.plugins.plugin_utils._inputs import read_inventory  # noqa: E402
-from ansible_collections.ascend.sglang.plugins.plugin_utils._planner import plan  # noqa: E402
-from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import load_profile  # noqa: E402
-from ansible_collections.ascend.sglang.plugins.plugin_utils._topology import build_inventory  # noqa: E402
+from ansible_collections.ascend.sglang.plugins.plugin_utils._inputs import plan_inputs, read_inventory  # noqa: E402
 
 # Cases whose refusal comes from the action plugin's controller side (templating, the controller's files): end to
 # end only (tests/integration/test_broken_inputs.py).
@@ -39,11 +35,7 @@ def refusal(case: dict) -> str:
     errors = Collector()
     host_values, variables = read_inventory(groups, hostvars, play, lambda src, key, host: src[key], errors)
     try:
-        profile = load_profile(case["profile"])
-        inventory = build_inventory(groups, host_values, variables)
-        if errors.findings:
-            inventory = dataclasses.replace(inventory, findings=tuple(errors.findings) + inventory.findings)
-        plan(profile, inventory)
+        plan_inputs(case["profile"], groups, host_values, variables, errors)
     except PlanError as exc:
         return exc.render()
     return ""
