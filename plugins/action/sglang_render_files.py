@@ -15,7 +15,7 @@ from ansible.plugins.action import ActionBase
 from ansible.template import trust_as_template
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils._host_files import DEFAULT_SETTINGS, host_files
-from ansible_collections.ascend.sglang.plugins.module_utils._place import place_all
+from ansible_collections.ascend.sglang.plugins.module_utils._atomic_files import place_all
 from ansible_collections.ascend.sglang.plugins.plugin_utils._rollout import (
     RESTART_ALL, decide, file_changes, host_facts, host_queries, stale_watchdogs)
 

@@ -6,7 +6,7 @@ The standard library and ansible.module_utils only; runs inside the modules on t
 looks and never changes anything: ``npu-smi info``, install-info files, ``stat`` of paths, the
 interfaces' addresses, listening TCP sockets (``/proc/net/tcp*``), systemd unit states, a
 route lookup and one TCP connect per rank-0 endpoint, the router interpreter's ``importlib.metadata``
-version of sglang-router, one run of the server interpreter reporting its stack (``_stack.PROBE_SCRIPT``),
+version of sglang-router, one run of the server interpreter reporting its stack (``_server_stack.PROBE_SCRIPT``),
 and (doctor only) the rank-0 ``/health`` URLs.
 """
 
@@ -29,7 +29,7 @@ from ansible_collections.ascend.sglang.plugins.module_utils._http import http_ge
 from ansible_collections.ascend.sglang.plugins.module_utils._npu_smi import (
     driver_version, parse_install_info, parse_npu_smi_info, toolkit_version,
 )
-from ansible_collections.ascend.sglang.plugins.module_utils._stack import MODULES, PROBE_SCRIPT, parse_probe
+from ansible_collections.ascend.sglang.plugins.module_utils._server_stack import MODULES, PROBE_SCRIPT, parse_probe
 from ansible_collections.ascend.sglang.plugins.module_utils._started import check_units
 
 DRIVER_INFO = "/usr/local/Ascend/driver/version.info"
@@ -287,7 +287,7 @@ def runtime_version(spec: Mapping[str, Any], timeout: float) -> dict[str, Any]:
 
 
 def runtime_stack(spec: Mapping[str, Any], timeout: float) -> dict[str, Any]:
-    """The server interpreter's stack (``_stack.PROBE_SCRIPT``) in the launcher's CANN environment, bounded by
+    """The server interpreter's stack (``_server_stack.PROBE_SCRIPT``) in the launcher's CANN environment, bounded by
     ``timeout``; what it printed before a timeout or a crash is kept."""
     lines = _launcher_env(spec)
     modules = " ".join(shlex.quote(m) for m in spec.get("modules") or MODULES)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Iterable, Mapping
 
-from ansible_collections.ascend.sglang.plugins.module_utils import _checks, _fabric_checks, _stack
+from ansible_collections.ascend.sglang.plugins.module_utils import _checks, _fabric_checks, _server_stack
 from ansible_collections.ascend.sglang.plugins.module_utils._ops import pending_text
 from ansible_collections.ascend.sglang.plugins.module_utils._started import pending_rows
 from ansible_collections.ascend.sglang.plugins.module_utils._units import service_units
@@ -192,9 +192,9 @@ def _runtime(svc: Mapping[str, Any], host_plan: Mapping[str, Any], ctx: Context)
     cann = host_plan.get("cann") or {} if server else {}
     return {
         "key": f"{argv[0]}|{package}",
-        # A server interpreter reports its whole stack in the same run (_stack.PROBE_SCRIPT).
+        # A server interpreter reports its whole stack in the same run (_server_stack.PROBE_SCRIPT).
         "stack": server,
-        "modules": list(_stack.MODULES) if server else [],
+        "modules": list(_server_stack.MODULES) if server else [],
         "python": argv[0],
         "package": package,
         "release_key": release_key,
@@ -655,7 +655,7 @@ def _check_stack(out: _Out, host_plan: Mapping[str, Any], observed: Mapping[str,
         stack = (runtimes.get(runtime["key"]) or {}).get("stack")
         if not stack:
             continue  # the interpreter did not run: the runtime check reports why
-        for check, severity, found, expected, fix in _stack.check(
+        for check, severity, found, expected, fix in _server_stack.check(
                 stack, runtime["python"], _devices_needed(host_plan), toolkit, ctx.stack_reference, ctx.stack_policy):
             out.add(check, severity, found, expected, fix)
 

@@ -155,7 +155,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.ascend.sglang.plugins.module_utils._place import place_all
+from ansible_collections.ascend.sglang.plugins.module_utils._atomic_files import place_all
 from ansible_collections.ascend.sglang.plugins.module_utils._started import check_units
 from ansible_collections.ascend.sglang.plugins.module_utils._units import bad_names
 

@@ -24,7 +24,7 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import (
     EXPANDING, FROM_INVENTORY, NODE_DEVICES, PLACEHOLDER, ArgValue, CannEnv, Profile, RoleSpec,
 )
 from ansible_collections.ascend.sglang.plugins.plugin_utils._releases import load_release_tables
-from ansible_collections.ascend.sglang.plugins.plugin_utils._rules import check_role
+from ansible_collections.ascend.sglang.plugins.plugin_utils._launch_rules import check_role
 from ansible_collections.ascend.sglang.plugins.plugin_utils._topology import (
     Instance, Inventory, check_membership, split_instances,
 )

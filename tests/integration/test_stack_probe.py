@@ -1,4 +1,4 @@
-"""The stack probe for real: ``_stack.PROBE_SCRIPT`` run by a real interpreter (through ``_host_probe``,
+"""The stack probe for real: ``_server_stack.PROBE_SCRIPT`` run by a real interpreter (through ``_host_probe``,
 bash and the launcher's environment lines, as on a host) against the stand-in torch / torch_npu
 (tests/standins/torch, tests/standins/torch_npu) and metadata-only distributions of the rest of the
 reference stack; its report goes through the preflight checks of a real plan.

@@ -1,4 +1,4 @@
-"""The one file list of a host (plugin_utils/_host_files.py) and the atomic placement (module_utils/_place.py)
+"""The one file list of a host (plugin_utils/_host_files.py) and the atomic placement (module_utils/_atomic_files.py)
 shared by deployment and render mode."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import stat
 import pytest
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils._host_files import host_files
-from ansible_collections.ascend.sglang.plugins.module_utils._place import place_all
+from ansible_collections.ascend.sglang.plugins.module_utils._atomic_files import place_all
 
 from tests.unit.plans import make_plan
 

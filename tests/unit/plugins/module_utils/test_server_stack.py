@@ -1,7 +1,7 @@
 """The server's runtime stack: parsing the probe's report and every finding on it (pure, no host).
 
 Host plans come from the real planner, the reference environments from profiles/_releases.yml; the
-probe output is what ``_stack.PROBE_SCRIPT`` prints (the integration test runs the script itself).
+probe output is what ``_server_stack.PROBE_SCRIPT`` prints (the integration test runs the script itself).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from ansible_collections.ascend.sglang.plugins.module_utils import _stack
+from ansible_collections.ascend.sglang.plugins.module_utils import _server_stack
 from ansible_collections.ascend.sglang.plugins.module_utils._preflight import (
     Context, check_host, render_table, requirements,
 )
@@ -40,7 +40,7 @@ def matching(count: int = 16, **versions: str) -> dict:
 
 def run_check(stack, needed=(16, "svc uses devices 0-15 (--base-gpu-id 0)"), toolkit="8.3.RC2",
               reference=REFERENCE, policy="warn"):
-    return _stack.check(stack, "/opt/sglang/bin/python3", needed, toolkit, reference, policy)
+    return _server_stack.check(stack, "/opt/sglang/bin/python3", needed, toolkit, reference, policy)
 
 
 def bad(findings):
@@ -75,16 +75,16 @@ def test_reference_image_stack_and_later_releases_unknowns():
 # ------------------------------------------------------------------ parsing the probe's output
 
 def lines(**kinds) -> str:
-    return "".join(f"{_stack.MARK}{kind} {json.dumps(data)}\n" for kind, data in kinds.items())
+    return "".join(f"{_server_stack.MARK}{kind} {json.dumps(data)}\n" for kind, data in kinds.items())
 
 
 def test_parse_probe_keeps_versions_when_the_import_crashed():
     stack = matching()
     noise = "[W] some warning torch_npu printed\n"
-    full = _stack.parse_probe(0, noise + lines(versions={"python": "3.11.6", "packages": stack["packages"]},
+    full = _server_stack.parse_probe(0, noise + lines(versions={"python": "3.11.6", "packages": stack["packages"]},
                                                runtime=stack["runtime"]), "", "py")
     assert full["version"] == "0.5.6.post2" and full["error"] is None and full["stack"]["runtime"]["device_count"] == 16
-    crashed = _stack.parse_probe(-11, lines(versions={"python": "3.11.6", "packages": stack["packages"]}),
+    crashed = _server_stack.parse_probe(-11, lines(versions={"python": "3.11.6", "packages": stack["packages"]}),
                                  "Fatal Python error: Segmentation fault", "py")
     assert crashed["version"] == "0.5.6.post2" and crashed["stack"]["runtime"] is None
     assert "Segmentation fault" in crashed["stack"]["error"]
@@ -93,10 +93,10 @@ def test_parse_probe_keeps_versions_when_the_import_crashed():
 
 
 def test_parse_probe_without_output_reports_the_last_error_line():
-    got = _stack.parse_probe(127, "", "line one\ninterpreter /opt/x/bin/python3 not found in PATH\n", "/opt/x/bin/python3")
+    got = _server_stack.parse_probe(127, "", "line one\ninterpreter /opt/x/bin/python3 not found in PATH\n", "/opt/x/bin/python3")
     assert got == {"version": None, "error": "interpreter /opt/x/bin/python3 not found in PATH", "stack": None}
     stack = matching(sglang="")
-    got = _stack.parse_probe(0, lines(versions={"python": "3.11", "packages": stack["packages"]},
+    got = _server_stack.parse_probe(0, lines(versions={"python": "3.11", "packages": stack["packages"]},
                                       runtime=stack["runtime"]), "", "py")
     assert got["version"] is None and got["error"] == "sglang is not installed for py"
 
@@ -126,8 +126,8 @@ def test_torch_npu_version_from_the_module_when_metadata_is_absent():
 
 
 def test_deep_ep_built_for_another_cann():
-    assert _stack.built_for_cann("1.0.0+95728843.cann.8.3.rc2.b210") == "8.3.RC2"
-    assert _stack.built_for_cann("1.0.0") is None
+    assert _server_stack.built_for_cann("1.0.0+95728843.cann.8.3.rc2.b210") == "8.3.RC2"
+    assert _server_stack.built_for_cann("1.0.0") is None
     f = named(run_check(matching(), toolkit="8.5.0"), "stack_cann")[0]
     assert f[1] == "fail" and "built for CANN 8.3.RC2" in f[2] and "8.5.0" in f[3]
     assert not [x for x in run_check(matching()) if x[0] == "stack_cann" and x[1] != "ok"]
@@ -196,7 +196,7 @@ def test_one_stack_probe_per_server_interpreter_none_on_the_router():
     ctx = Context(hardware=profile.hardware, releases=p["releases"], profile=profile.id)
     server = requirements(p["hosts"]["prefill0"], ctx)["runtimes"]
     assert [(r["package"], r["stack"]) for r in server] == [("sglang", True)]
-    assert server[0]["modules"] == list(_stack.MODULES)
+    assert server[0]["modules"] == list(_server_stack.MODULES)
     router = requirements(p["hosts"]["router0"], ctx)["runtimes"]
     assert [(r["package"], r["stack"]) for r in router] == [("sglang-router", False)]
 
