@@ -12,7 +12,7 @@ import os
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.ascend.sglang.plugins.module_utils._bench import (
+from ansible_collections.ascend.sglang.plugins.plugin_utils._bench_verdict import (
     DEFAULT_TPOT_TOLERANCE, evaluate, render_table,
 )
 from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import PlanError
@@ -63,7 +63,7 @@ class ActionModule(ActionBase):
             raise AnsibleActionFail(f"tolerance must be >= 0 and tpot_target_ms > 0 (got {tolerance}, {target})")
         argv = [str(a) for a in run.get("argv") or []]
         published = (profile.published or {}).get("figures") or {}
-        verdict = evaluate(run.get("parsed") or {}, argv=argv, cards=cards,
+        verdict = evaluate(run.get("parsed") or {}, cards=cards,
                            tpot_target_ms=target if target is not None else profile.tpot_target_ms,
                            published=published, tolerance=tolerance,
                            target_source="sglang_bench_tpot_target_ms" if target is not None else "the profile")

@@ -61,9 +61,8 @@ class ActionModule(ActionBase):
                   "sensitive": bool(spec.sensitive)} for spec in specs]
         units = [s["name"] + ".service" for s in services]
         units += [spec.name for spec in specs if spec.kind == "watchdog_unit"]
-        # The server interpreters (host runtime only: a container's stack is its image's).
-        pythons = sorted({str(s["argv"][0]) for s in services
-                          if s.get("role") != "router" and not s.get("container") and s.get("argv")})
+        # The server interpreters (the plan has none in the container runtime: a container's stack is its image's).
+        pythons = sorted({str(s["python"]) for s in services if s.get("role") != "router" and s.get("python")})
         module_args = {"units": units, "files": files, "pythons": pythons,
                        # The host's sglang_secrets: read here, never a task argument that a log could show.
                        "secrets": secret_values(self._templar.template(task_vars.get("sglang_secrets") or {}))}

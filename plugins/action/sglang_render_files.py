@@ -130,7 +130,7 @@ class ActionModule(ActionBase):
                                  RESTART_ALL if boolean(args.get("restart_all") or False, strict=False) else None))
         # This host's own decision (the role widens it to every rank of an instance due on any host:
         # filter ascend.sglang.sglang_rollout).
-        result.update(decide({host: result})[host])
+        result.update(decide({host: result}, plan.get("instances"))[host])
         return result
 
     def _report(self, result: dict, specs: list, paths: list, placed: dict) -> dict:

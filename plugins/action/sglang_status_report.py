@@ -10,7 +10,7 @@ import os
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.ascend.sglang.plugins.module_utils._ops import (
+from ansible_collections.ascend.sglang.plugins.plugin_utils._status import (
     healthy, pending_services, render_table, status_rows,
 )
 

@@ -8,14 +8,15 @@ from __future__ import annotations
 from ansible_collections.ascend.sglang.plugins.plugin_utils._rollout import decide
 
 
-def sglang_rollout(reports):
-    """host -> the renderer's result (ascend.sglang.sglang_render_files) => host -> what that host restarts."""
+def sglang_rollout(reports, instances=None):
+    """host -> the renderer's result (ascend.sglang.sglang_render_files) => host -> what that host restarts.
+    instances: the plan's instances (sglang_plan.instances), which ranks form each instance."""
     hosts = {}
     for host, report in (reports or {}).items():
         # A host that rendered nothing here (no service of the play's roles) has a skipped or no result.
         usable = isinstance(report, dict) and not report.get("skipped") and "services" in report
         hosts[str(host)] = report if usable else {}
-    return decide(hosts)
+    return decide(hosts, instances)
 
 
 class FilterModule:

@@ -1,7 +1,8 @@
 # Copyright: ascend.sglang contributors
 # Apache License 2.0
-"""The documented ``sglang.bench_serving`` run: overrides of its argv, the parser of its
-"Serving Benchmark Result" block, and the verdict against a profile's published figures.
+"""The documented ``sglang.bench_serving`` run as the module sglang_bench runs it on the entry host: its command
+from the plan's flags with the operator's overrides, and the parser of its "Serving Benchmark Result" block (the
+verdict against a profile's published figures is the controller's: plugins/plugin_utils/_bench_verdict.py).
 
 Pure and typed; no Ansible import.  The parser accepts every formatting the published result
 blocks show (colon or column-aligned values, ``PTOT`` for ``TPOT``, the long "Time per Output
@@ -13,22 +14,10 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Mapping, Sequence
-
-# Figures compared with a profile's published ones: (key in the figures, label, unit, higher is better).
-FIGURES: tuple[tuple[str, str, str, bool], ...] = (
-    ("mean_ttft_ms", "Mean TTFT", "ms", False),
-    ("mean_tpot_ms", "Mean TPOT", "ms", False),
-    ("mean_itl_ms", "Mean ITL", "ms", False),
-    ("output_throughput_tok_s", "Output tok/s", "tok/s", True),
-    ("output_tps_per_card", "Output tok/s per card", "tok/s", True),
-)
+from typing import Any, List, Mapping, Sequence, Tuple
 
 # sglang.bench_serving's default when --num-prompts is absent.
 DEFAULT_NUM_PROMPTS = 1000
-# Default tolerance over the profile's TPOT target: the published figures themselves exceed their
-# target by up to 3 % (Qwen3-235B 8-card 3.5K-1.5K: 51.51 ms against 50 ms).
-DEFAULT_TPOT_TOLERANCE = 0.10
 
 _STAT = r"(?P<stat>mean|median|std|p\d+|max)"
 # (label pattern, key); a key with {stat} takes the statistic from the label.
@@ -153,158 +142,55 @@ def parse_all(text: str) -> list[dict[str, Any]]:
     return [b for b in (_parse_block(lines) for lines in _blocks(text)) if b["metrics"]]
 
 
-def figures(metrics: Mapping[str, Any], cards: float) -> dict[str, float | None]:
-    """The compared figures; output tok/s per card = output tok/s / the cards the servers use."""
-    def num(key: str) -> float | None:
-        value = metrics.get(key)
-        return float(value) if isinstance(value, (int, float)) else None
+# ---------------------------------------------------------------------------------------------- the command
 
-    output = num("output_throughput")
-    return {
-        "mean_ttft_ms": num("mean_ttft_ms"),
-        "mean_tpot_ms": num("mean_tpot_ms"),
-        "mean_itl_ms": num("mean_itl_ms"),
-        "output_throughput_tok_s": output,
-        "output_tps_per_card": round(output / cards, 3) if output is not None and cards > 0 else None,
-    }
+Flags = List[Tuple[str, List[str]]]
 
 
-# ---------------------------------------------------------------------------------------------- argv
-
-def _split(argv: Sequence[str]) -> tuple[list[str], list[tuple[str, list[str]]]]:
-    """[python, -m, module] + ordered (flag, values) pairs."""
-    argv = [str(a) for a in argv]
-    try:
-        start = argv.index("-m") + 2
-    except ValueError:
-        start = 1
-    head, flags = argv[:start], []
-    for arg in argv[start:]:
-        if arg.startswith("--"):
-            flags.append((arg, []))
-        elif flags:
-            flags[-1][1].append(arg)
-        else:
-            head.append(arg)
-    return head, flags
+def _flags(planned: Sequence[Any]) -> Flags:
+    """The plan's ``bench.flags`` ([flag, [values...]] pairs, in order) as typed pairs."""
+    out: Flags = []
+    for pair in planned or ():
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2 or not isinstance(pair[1], (list, tuple)):
+            raise ValueError(f"benchmark flags: {pair!r} is not a [flag, [values...]] pair of the plan")
+        out.append((str(pair[0]), [str(v) for v in pair[1]]))
+    return out
 
 
-def _overridden(argv: Sequence[str], overrides: Mapping[str, Any] | None, python: str | None
-                ) -> tuple[list[str], list[tuple[str, list[str]]]]:
-    head, flags = _split(argv)
-    if python:
-        head[0] = str(python)
+def apply_overrides(flags: Sequence[Any], overrides: Mapping[str, Any] | None) -> Flags:
+    """The plan's benchmark flags with ``overrides`` (flag -> value) applied in place.
+
+    A value replaces the flag's values (a list gives several), ``true`` makes a bare flag, ``null`` or
+    ``false`` removes it; a flag the command lacks is appended.
+    """
+    pairs = _flags(flags)
     for flag, value in (overrides or {}).items():
         flag = str(flag)
         if not flag.startswith("--") or len(flag) < 3:
             raise ValueError(f"benchmark override '{flag}': flags must be full '--names'")
         if value is None or value is False:
-            flags = [(f, v) for f, v in flags if f != flag]
+            pairs = [(f, v) for f, v in pairs if f != flag]
             continue
         values = [] if value is True else [str(v) for v in value] if isinstance(value, (list, tuple)) else [str(value)]
-        if any(f == flag for f, _unused in flags):
-            flags = [(f, values if f == flag else v) for f, v in flags]
+        if any(f == flag for f, _unused in pairs):
+            pairs = [(f, values if f == flag else v) for f, v in pairs]
         else:
-            flags.append((flag, values))
-    return head, flags
+            pairs.append((flag, values))
+    return pairs
 
 
-def _joined(head: list[str], flags: list[tuple[str, list[str]]]) -> list[str]:
-    out = list(head)
-    for flag, values in flags:
-        out += [flag, *values]
-    return out
-
-
-def apply_overrides(argv: Sequence[str], overrides: Mapping[str, Any] | None, python: str | None = None
-                    ) -> list[str]:
-    """The documented benchmark argv with ``overrides`` (flag -> value) applied in place.
-
-    A value replaces the flag's values (a list gives several), ``true`` makes a bare flag, ``null`` or
-    ``false`` removes it; a flag the command lacks is appended.  ``python`` replaces the interpreter.
-    """
-    return _joined(*_overridden(argv, overrides, python))
-
-
-def command(argv: Sequence[str], overrides: Mapping[str, Any] | None, python: str | None = None
+def command(python: str, module: str, flags: Sequence[Any], overrides: Mapping[str, Any] | None
             ) -> tuple[list[str], int]:
-    """``apply_overrides`` and the number of prompts the resulting command sends (its --num-prompts,
-    bench_serving's default without one): the count the verdict holds the successful requests to."""
-    head, flags = _overridden(argv, overrides, python)
-    given = next((values for flag, values in flags if flag == "--num-prompts"), None)
+    """The argv ``python -m module`` + the flags with ``overrides`` applied, and the number of prompts it sends
+    (its --num-prompts, bench_serving's default without one): the count the verdict holds the successful
+    requests to."""
+    pairs = apply_overrides(flags, overrides)
+    given = next((values for flag, values in pairs if flag == "--num-prompts"), None)
     try:
         prompts = int(given[0]) if given else DEFAULT_NUM_PROMPTS
-    except ValueError:
-        raise ValueError(f"--num-prompts {given[0]!r}: a number of prompts") from None
-    return _joined(head, flags), prompts
-
-
-# ------------------------------------------------------------------------------------------- verdict
-
-def evaluate(parsed: Mapping[str, Any], *, cards: float, tpot_target_ms: float,
-             published: Mapping[str, Any] | None, tolerance: float = DEFAULT_TPOT_TOLERANCE,
-             target_source: str = "the profile", argv: Sequence[str] = ()) -> dict[str, Any]:
-    """Measured figures beside the published ones, and every reason the run fails. ``parsed`` is the module's
-    (ascend.sglang.sglang_bench) result block with the prompts the command sent (``num_prompts``, from
-    ``command``); ``target_source`` names where ``tpot_target_ms`` comes from (the profile, or an operator's
-    stricter target). ``argv``, the command that ran, is not read: callers may still pass it."""
-    del argv
-    metrics = parsed.get("metrics") or {}
-    measured = figures(metrics, cards)
-    pub = dict(published or {})
-    rows = []
-    for key, label, unit, higher in FIGURES:
-        mine, theirs = measured.get(key), pub.get(key)
-        theirs = float(theirs) if isinstance(theirs, (int, float)) else None
-        ratio = round(mine / theirs, 3) if mine is not None and theirs else None
-        rows.append({"figure": key, "label": label, "unit": unit, "higher_is_better": higher,
-                     "measured": mine, "published": theirs, "ratio": ratio})
-    failures: list[str] = []
-    wanted = int(parsed.get("num_prompts") or DEFAULT_NUM_PROMPTS)
-    completed = metrics.get("completed")
-    if not isinstance(completed, int):
-        failures.append("the result has no 'Successful requests' figure")
-    elif completed < wanted:
-        failures.append(f"{wanted - completed} of {wanted} requests failed (successful requests: {completed})")
-    tokens = metrics.get("total_output_tokens", metrics.get("total_output_tokens_retokenized"))
-    if not isinstance(tokens, (int, float)) or tokens <= 0:
-        failures.append("no output tokens were generated (total generated tokens: "
-                        f"{tokens if tokens is not None else 'missing'})")
-    tpot = measured["mean_tpot_ms"]
-    limit = round(tpot_target_ms * (1 + tolerance), 3) if tpot_target_ms else None
-    if tpot is None:
-        failures.append("the result has no mean TPOT figure")
-    elif limit is not None and tpot > limit:
-        failures.append(f"mean TPOT {tpot:g} ms exceeds the target {tpot_target_ms:g} ms ({target_source}) by more "
-                        f"than {tolerance:.0%} (limit {limit:g} ms)")
-    return {"passed": not failures, "failures": failures, "figures": measured, "comparison": rows,
-            "num_prompts": wanted, "completed": completed, "total_output_tokens": tokens,
-            "tpot_target_ms": tpot_target_ms, "tpot_target_source": target_source, "tpot_tolerance": tolerance,
-            "tpot_limit_ms": limit,
-            "cards": cards}
-
-
-def _fmt(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return f"{value:,.2f}" if abs(value) < 1e6 else f"{value:,.0f}"
-
-
-def render_table(verdict: Mapping[str, Any]) -> list[str]:
-    """Figure | measured | published | ratio (measured / published), one line per element."""
-    head = ("figure", "measured", "published", "ratio")
-    body = []
-    for row in verdict["comparison"]:
-        hint = "higher is better" if row["higher_is_better"] else "lower is better"
-        body.append((f"{row['label']} ({row['unit']}, {hint})", _fmt(row["measured"]), _fmt(row["published"]),
-                     "-" if row["ratio"] is None else f"{row['ratio']:.3f}"))
-    widths = [max(len(r[i]) for r in (head, *body)) for i in range(4)]
-    line = "  ".join("{:<%d}" % w if i == 0 else "{:>%d}" % w for i, w in enumerate(widths))
-    out = [line.format(*head), "  ".join("-" * w for w in widths)]
-    out += [line.format(*r) for r in body]
-    limit = verdict.get("tpot_limit_ms")
-    out.append(f"successful requests {verdict['completed']} / {verdict['num_prompts']}; "
-               f"generated tokens {verdict['total_output_tokens']}; TPOT target {verdict['tpot_target_ms']:g} ms"
-               + (f" (+{verdict['tpot_tolerance']:.0%}: limit {limit:g} ms)" if limit is not None else ""))
-    out.append("PASS" if verdict["passed"] else "FAIL: " + "; ".join(verdict["failures"]))
-    return out
+    except (ValueError, IndexError):
+        raise ValueError(f"--num-prompts {given!r}: a number of prompts") from None
+    argv = [str(python), "-m", str(module)]
+    for flag, values in pairs:
+        argv += [flag, *values]
+    return argv, prompts

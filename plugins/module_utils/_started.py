@@ -2,7 +2,8 @@
 # Apache License 2.0
 """What each running unit was started from, against the files it would start from now.
 
-Private to the collection. Runs on the managed host (modules sglang_place_files and sglang_service_status).
+Private to the collection. Runs on the managed host (modules sglang_place_files, sglang_service_status and
+sglang_preflight in doctor mode).
 
 Why: the decision to restart a service used to be "this run changed one of its files". A run that wrote the
 files and died before the restart (SIGKILL, Ctrl-C, a lost SSH session) left nothing behind, and every later
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 RUN_DIR = "/run/sglang"
 # What the judgement reads of each unit (systemctl show).
@@ -156,3 +157,13 @@ def pending_rows(judged: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """{unit, reason, files} of the judged units with a restart pending (status, doctor, the deployment)."""
     return [{"unit": got["unit"], "reason": got["reason"], "files": list(got["files"])}
             for got in judged if got.get("pending")]
+
+
+def pending_text(pending: Iterable[Mapping[str, Any]] | None) -> str:
+    """One cell for a running service: ``current`` when it and its watchdog run their files, else each unit's
+    restart pending, with the files that differ (doctor's finding, the status table)."""
+    parts = []
+    for row in pending or []:
+        files = ", ".join(str(f).rsplit("/", 1)[-1] for f in row.get("files") or [])
+        parts.append(f"{row.get('unit')}: {row.get('reason')}" + (f" ({files})" if files else ""))
+    return "RESTART PENDING: " + "; ".join(parts) if parts else "current"

@@ -10,7 +10,7 @@ module: sglang_bench
 short_description: Run the documented sglang.bench_serving command against the deployment and parse its result
 description:
   - Runs on the benchmark host (the router's host, or the first PD-mixed server's host). Applies
-    O(overrides) to the plan's benchmark argv, runs it (bounded by O(timeout)) and parses the last
+    O(overrides) to the plan's benchmark flags, runs C(python -m module) with them (bounded by O(timeout)) and parses the last
     "Serving Benchmark Result" block of its output.
   - Returns the output and the figures; judging them against the profile is left to
     M(ascend.sglang.sglang_bench_report) on the controller, which also saves the raw output.
@@ -18,11 +18,17 @@ description:
     the final argv is returned.
 version_added: 0.3.0
 options:
-  argv:
-    description: The plan's benchmark argv (C(sglang_plan.bench.argv)).
+  flags:
+    description: >-
+      The plan's benchmark flags in order (C(sglang_plan.bench.flags)), each a pair C([flag, [values...]]);
+      a flag without a value has an empty list.
     type: list
-    elements: str
+    elements: raw
     required: true
+  module:
+    description: The Python module the benchmark runs (C(sglang_plan.bench.module)).
+    type: str
+    default: sglang.bench_serving
   prefix:
     description: >-
       Words run before the argv: the engine command of the container runtime (C(sglang_plan.bench.container)),
@@ -37,8 +43,11 @@ options:
     type: dict
     default: {}
   python:
-    description: Interpreter with SGLang installed on the benchmark host (replaces the plan's C(argv[0])).
+    description: >-
+      Interpreter with SGLang installed on the benchmark host (C(sglang_plan.bench.python), or the operator's
+      C(sglang_bench_python)).
     type: str
+    required: true
   tokenizer:
     description: Local tokenizer directory (C(--tokenizer)), for hosts without access to a model hub.
     type: str
@@ -62,7 +71,9 @@ author:
 EXAMPLES = r"""
 - name: Run the documented benchmark with a local tokenizer and fewer prompts
   ascend.sglang.sglang_bench:
-    argv: "{{ sglang_plan.bench.argv }}"
+    python: "{{ sglang_plan.bench.python }}"
+    module: "{{ sglang_plan.bench.module }}"
+    flags: "{{ sglang_plan.bench.flags }}"
     overrides: {--num-prompts: 64}
     tokenizer: /data/models/DeepSeek-R1-W8A8
   register: sglang_bench_result
@@ -115,10 +126,11 @@ from ansible_collections.ascend.sglang.plugins.module_utils._bench import BenchP
 def main():
     module = AnsibleModule(
         argument_spec={
-            "argv": {"type": "list", "elements": "str", "required": True},
+            "flags": {"type": "list", "elements": "raw", "required": True},
+            "module": {"type": "str", "default": "sglang.bench_serving"},
             "prefix": {"type": "list", "elements": "str", "default": []},
             "overrides": {"type": "dict", "default": {}},
-            "python": {"type": "str"},
+            "python": {"type": "str", "required": True},
             "tokenizer": {"type": "str", "no_log": False},  # a directory, not a secret
             "model": {"type": "str"},
             "timeout": {"type": "int", "default": 7200},
@@ -132,7 +144,7 @@ def main():
         if value:
             overrides[flag] = value
     try:
-        argv, prompts = command(p["argv"], overrides, p["python"])
+        argv, prompts = command(p["python"], p["module"], p["flags"], overrides)
     except ValueError as exc:
         module.fail_json(msg=str(exc))
     # sglang_runtime container: the engine command that runs the argv in the image (plan bench.container).

@@ -185,9 +185,9 @@ from ansible_collections.ascend.sglang.plugins.module_utils import _checks
 from ansible_collections.ascend.sglang.plugins.module_utils._fabric import HCCN_TOOL, run_pings
 from ansible_collections.ascend.sglang.plugins.module_utils._fabric_checks import check_pings
 from ansible_collections.ascend.sglang.plugins.module_utils._host_probe import DRIVER_INFO, TOOLKIT_INFO, observe, run
-from ansible_collections.ascend.sglang.plugins.module_utils._preflight import (
-    STATUS_WORDS, Context, Finding, check_host, fabric_devices, requirements, worst,
-)
+from ansible_collections.ascend.sglang.plugins.module_utils._findings import STATUS_WORDS, Context, Finding, worst
+from ansible_collections.ascend.sglang.plugins.module_utils._preflight import check_host, requirements
+from ansible_collections.ascend.sglang.plugins.module_utils._preflight_inputs import fabric_devices
 
 
 def main() -> None:

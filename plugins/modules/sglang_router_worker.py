@@ -145,7 +145,7 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.urls import open_url
 
-from ansible_collections.ascend.sglang.plugins.module_utils._ops import (
+from ansible_collections.ascend.sglang.plugins.module_utils._router_workers import (
     find_worker, job_failure, job_settled, worker_body,
 )
 

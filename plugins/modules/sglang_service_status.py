@@ -66,7 +66,7 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.ascend.sglang.plugins.module_utils._http import http_get
-from ansible_collections.ascend.sglang.plugins.module_utils._ops import parse_systemctl_show, uptime_seconds
+from ansible_collections.ascend.sglang.plugins.module_utils._unit_show import parse_systemctl_show, uptime_seconds
 from ansible_collections.ascend.sglang.plugins.module_utils._started import check_units, pending_rows
 from ansible_collections.ascend.sglang.plugins.module_utils._units import service_units
 

@@ -93,7 +93,7 @@ units:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.ascend.sglang.plugins.module_utils._ops import parse_systemctl_show
+from ansible_collections.ascend.sglang.plugins.module_utils._unit_show import parse_systemctl_show
 from ansible_collections.ascend.sglang.plugins.module_utils._units import PROPERTIES, bad_names, unit_actions, units_to_stop
 
 

@@ -83,7 +83,7 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.ascend.sglang.plugins.module_utils._http import http_get
-from ansible_collections.ascend.sglang.plugins.module_utils._ops import wait_target
+from ansible_collections.ascend.sglang.plugins.module_utils._health_wait import wait_target
 from ansible_collections.ascend.sglang.plugins.module_utils._units import UNIT_NAME
 
 

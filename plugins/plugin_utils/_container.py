@@ -86,6 +86,36 @@ class Settings:
         return dataclasses.asdict(self)
 
 
+@dataclasses.dataclass(frozen=True)
+class ServiceContainer:
+    """One service's container (Service.container): what the launcher runs around its argv, and what preflight
+    checks on the host (the engine, the image, the device nodes and the mounted paths)."""
+
+    engine: str
+    image: str
+    name: str
+    npus: tuple[int, ...]  # davinci indexes; none for the router
+    devices: tuple[str, ...]  # device nodes passed with --device (none with the Ascend runtime)
+    mounts: tuple[str, ...]  # --volume SRC:DST:ro
+    visible_devices: str | None  # ASCEND_VISIBLE_DEVICES with the Ascend runtime
+    env_names: tuple[str, ...]  # copied by name from the launcher's environment
+    engine_path: str
+    run: tuple[str, ...]  # the engine command before the service's argv
+    # Run by the unit after a stop (ExecStopPost, under TimeoutStopSec) and before a start: the graceful stop
+    # (SIGTERM through the engine's client) is over by then, so kill at once (podman's rm would otherwise
+    # wait 10 s first, and systemd kill it with the container still running; docker's rm --force kills).
+    remove: tuple[str, ...]
+    # Preflight: an absent image is loaded from the controller's tarball, not pulled.
+    from_archive: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(self).items()}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ServiceContainer:
+        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in data.items()})
+
+
 def runtime(variables: Mapping[str, Any], errors: Collector) -> str:
     value = variables.get("sglang_runtime")
     if value is None:
@@ -162,7 +192,7 @@ def npu_ids(node_devices: int, base_gpu_id: int, devices_per_node: int | None) -
 
 def service_container(settings: Settings, name: str, npus: Sequence[int] | None, model_paths: Sequence[str],
                       env_names: Sequence[str], cann_sources: Sequence[str],
-                      secret_flags: Sequence[str], *, fabric: bool = False) -> dict[str, Any]:
+                      secret_flags: Sequence[str], *, fabric: bool = False) -> ServiceContainer:
     """One service's container: devices, mounts and the engine command that precedes its argv.
     ``npus`` is None for the router (no NPU, no driver). ``fabric``: its NPUs talk to other hosts (a rank of a
     multi-node instance, a PD server): the host's /etc/hccn.conf is mounted read-only, as Ascend's images expect
@@ -200,18 +230,11 @@ def service_container(settings: Settings, name: str, npus: Sequence[int] | None,
         run += ["--env", env]
     run += ["--entrypoint", "/bin/bash", settings.image, "-c", ENTRY_SCRIPT, ENTRY_NAME,
             str(len(cann_sources)), *cann_sources, str(len(secret_flags)), *secret_flags]
-    return {
-        "engine": settings.engine, "image": settings.image, "name": name, "npus": list(npus or []),
-        "devices": devices, "mounts": mounts, "visible_devices": visible, "env_names": list(env_names),
-        # Run by the unit after a stop (ExecStopPost, under TimeoutStopSec) and before a start: the graceful stop
-        # (SIGTERM through the engine's client) is over by then, so kill at once (podman's rm would otherwise
-        # wait 10 s first, and systemd kill it with the container still running; docker's rm --force kills).
-        "engine_path": settings.engine_path,
-        "run": run, "remove": [settings.engine_path, "rm", "--force"] + (["--time", "0"] if settings.engine == "podman" else [])
-        + [name],
-        # Preflight: an absent image is loaded from the controller's tarball, not pulled.
-        "from_archive": settings.image_archive is not None,
-    }
+    remove = [settings.engine_path, "rm", "--force"] + (["--time", "0"] if settings.engine == "podman" else []) + [name]
+    return ServiceContainer(
+        engine=settings.engine, image=settings.image, name=name, npus=tuple(npus or ()), devices=tuple(devices),
+        mounts=tuple(mounts), visible_devices=visible, env_names=tuple(env_names), engine_path=settings.engine_path,
+        run=tuple(run), remove=tuple(remove), from_archive=settings.image_archive is not None)
 
 
 def bench_prefix(settings: Settings, model_paths: Sequence[str]) -> list[str]:

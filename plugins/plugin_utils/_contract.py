@@ -16,10 +16,11 @@ would hang a rendezvous instead of failing.  Hosts take an IPv4 address or a DNS
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import ipaddress
 import math
 import re
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from ansible_collections.ascend.sglang.plugins.module_utils import _checks
 from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector
@@ -64,6 +65,12 @@ def _shown(value: Any) -> str:
     """A short, single-line picture of a refused value (never the whole of a 100 kB string)."""
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+def nearest(name: str, known: Iterable[str], cutoff: float = 0.75) -> str | None:
+    """The known name a misspelled one most likely meant (a variable, a launch flag), None when none is close."""
+    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=cutoff)
+    return close[0] if close else None
 
 
 def _type_name(value: Any) -> str:

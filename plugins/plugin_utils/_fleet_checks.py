@@ -21,19 +21,15 @@ from typing import Any, Mapping
 
 from ansible_collections.ascend.sglang.plugins.module_utils._checks import level
 from ansible_collections.ascend.sglang.plugins.module_utils._fabric_checks import span
-from ansible_collections.ascend.sglang.plugins.module_utils._preflight import (
-    OK, Finding, fabric_devices, weight_dirs,
-)
+from ansible_collections.ascend.sglang.plugins.module_utils._findings import OK, Finding
+from ansible_collections.ascend.sglang.plugins.module_utils._preflight_inputs import fabric_devices, weight_dirs
 
 
 def _instances(plan: Mapping[str, Any]) -> list[tuple[str, int, list[str]]]:
-    """(role, instance, hosts in node-rank order) of every server instance, in plan order."""
-    ranks: dict[tuple[str, int], dict[int, str]] = {}
-    for host, host_plan in (plan.get("hosts") or {}).items():
-        for svc in (host_plan or {}).get("services") or []:
-            if svc.get("role") != "router":
-                ranks.setdefault((svc["role"], int(svc["instance"])), {})[int(svc["node_rank"])] = host
-    return [(role, index, [hosts[r] for r in sorted(hosts)]) for (role, index), hosts in ranks.items()]
+    """(role, instance, hosts in node-rank order) of every server instance, in plan order (the plan's
+    ``instances``: each lists its inventory hosts by node rank)."""
+    return [(str(inst["role"]), int(inst["instance"]), [str(h) for h in inst["hosts"]])
+            for inst in plan.get("instances") or [] if inst.get("role") != "router"]
 
 
 def links(plan: Mapping[str, Any]) -> list[tuple[str, str, str]]:

@@ -19,6 +19,7 @@ from ansible_collections.ascend.sglang.plugins.module_utils import _checks
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _container
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _contract as contract
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _settings
+from ansible_collections.ascend.sglang.plugins.plugin_utils import _watchdog
 from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector
 from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import (
     EXPANDING, FROM_INVENTORY, NODE_DEVICES, PLACEHOLDER, ArgValue, CannEnv, Profile, RoleSpec,
@@ -34,7 +35,8 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils._topology import (
 DEFAULT_WATCHDOG_PORT = 8990
 
 # Version of the plan's dict / JSON form (Plan.plan_version): raised whenever a field changes.
-PLAN_VERSION = 1
+# 2: Service.python; the benchmark's python, module and flags.
+PLAN_VERSION = 2
 
 SERVER_MODULE = "sglang.launch_server"
 ROUTER_MODULE = "sglang_router.launch_router"
@@ -74,10 +76,13 @@ class Service:
     # Facts of the instance watchdog (plugin_utils/_host_files.py writes its files): for a server rank the
     # instance label, its members and rank 0's /health_generate; for a router the URL its host reaches it
     # on (None: --mini-lb, no worker API) and every instance's worker registration and health URL.
-    watchdog: dict[str, Any] | None = None
+    watchdog: _watchdog.RankWatch | _watchdog.RouterWatch | None = None
     # sglang_runtime container: the engine command around the argv, its devices and mounts
     # (plugins/plugin_utils/_container.py); None when the service runs from the host's Python.
-    container: dict[str, Any] | None = None
+    container: _container.ServiceContainer | None = None
+    # The host interpreter the argv starts with (sglang_python, a router's sglang_router_python): what preflight and
+    # the failure bundle look at; None in the container runtime, where the image's interpreter runs it.
+    python: str | None = None
     # What the consumers need besides the argv, so that none of them reads it back:
     # the NPUs (npu-smi order) a server rank uses on its node, --tp-size / nnodes from --base-gpu-id; none for a router.
     devices: list[int] = dataclasses.field(default_factory=list)
@@ -91,6 +96,12 @@ class Service:
     worker: dict[str, Any] | None = None
     # A router started with --mini-lb: no worker API, no readiness endpoint.
     mini_lb: bool = False
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Service:
+        container = data.get("container")
+        return cls(**dict(data, watchdog=_watchdog.facts_from_dict(data.get("watchdog")),
+                          container=_container.ServiceContainer.from_dict(container) if container else None))
 
 
 @dataclasses.dataclass
@@ -116,6 +127,10 @@ class HostPlan:
     # what the render action writes into its files.
     settings: dict[str, Any] = dataclasses.field(default_factory=dict)
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> HostPlan:
+        return cls(**dict(data, services=[Service.from_dict(svc) for svc in data["services"]]))
+
 
 @dataclasses.dataclass
 class Plan:
@@ -130,7 +145,7 @@ class Plan:
     bench: dict[str, Any] | None
     cards: float  # cards the servers of this deployment occupy (output tok/s per card divides by it)
     runtime: str = "host"  # sglang_runtime: host | container
-    container: dict[str, Any] | None = None  # the deployment's container settings (engine, image, ...)
+    container: _container.Settings | None = None  # the deployment's container settings (engine, image, ...)
     hardware: str = ""  # the profile's A2 / A3: preflight checks the hosts against it
     # Preflight settings: each check's level and the weights mode (module_utils/_checks.py).
     preflight: dict[str, Any] = dataclasses.field(default_factory=_checks.settings)
@@ -142,7 +157,7 @@ class Plan:
     plan_version: int = PLAN_VERSION
 
     def as_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        return {field.name: _plain(getattr(self, field.name)) for field in dataclasses.fields(self)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Plan:
@@ -151,10 +166,26 @@ class Plan:
             raise ValueError(f"a plan of version {data.get('plan_version')!r}, this collection reads version "
                              f"{PLAN_VERSION}: run playbooks/plan.yml again")
         fields = copy.deepcopy(dict(data))
-        fields["hosts"] = {name: HostPlan(**dict(host, services=[Service(**svc) for svc in host["services"]]))
-                           for name, host in fields["hosts"].items()}
+        fields["hosts"] = {name: HostPlan.from_dict(host) for name, host in fields["hosts"].items()}
         fields["instances"] = [InstancePlan(**inst) for inst in fields.get("instances") or []]
+        if fields.get("container") is not None:
+            fields["container"] = _container.Settings(**fields["container"])
         return cls(**fields)
+
+
+def _plain(value: Any) -> Any:
+    """The dict / JSON form of a part of the plan, copied: a dataclass is a dict (its own ``as_dict()`` where it
+    has one: a key it leaves out), a tuple a list."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        own = getattr(value, "as_dict", None)
+        if own is not None:
+            return own()
+        return {field.name: _plain(getattr(value, field.name)) for field in dataclasses.fields(value)}
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    return copy.deepcopy(value)
 
 
 PORT_FIELDS = ("--port", "--disaggregation-bootstrap-port")
@@ -176,26 +207,35 @@ def _fill(text: Any, values: Mapping[str, Any]) -> str:
     return PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), str(text))
 
 
-def render_args(args: Mapping[str, ArgValue], values: Mapping[str, Any],
-                expansions: Mapping[str, list[list[str]]]) -> list[str]:
-    """Flag map -> argv tokens; ``true`` is a bare flag, lists are several values."""
-    argv: list[str] = []
+def render_flags(args: Mapping[str, ArgValue], values: Mapping[str, Any],
+                 expansions: Mapping[str, list[list[str]]]) -> list[list[Any]]:
+    """Flag map -> ``[flag, [values...]]`` in order; ``true`` is a bare flag (no value), lists are several
+    values, an expanding placeholder repeats its flag once per group."""
+    flags: list[list[Any]] = []
     for flag, value in args.items():
         if value is True:
-            argv.append(flag)
+            flags.append([flag, []])
         elif isinstance(value, list):
-            argv.append(flag)
-            argv.extend(_fill(v, values) for v in value)
+            flags.append([flag, [_fill(v, values) for v in value]])
         else:
             text = value if isinstance(value, contract.Literal) else str(value)
             whole = None if isinstance(value, contract.Literal) else PLACEHOLDER.fullmatch(text)
             if whole and whole.group(1) in EXPANDING:
-                for group in expansions.get(whole.group(1), []):
-                    argv.append(flag)
-                    argv.extend(group)
+                flags.extend([flag, list(group)] for group in expansions.get(whole.group(1), []))
             else:
-                argv.extend([flag, _fill(text, values)])
-    return argv
+                flags.append([flag, [_fill(text, values)]])
+    return flags
+
+
+def flat(flags: list[list[Any]]) -> list[str]:
+    """``[flag, [values...]]`` pairs -> argv tokens."""
+    return [word for flag, words in flags for word in (flag, *words)]
+
+
+def render_args(args: Mapping[str, ArgValue], values: Mapping[str, Any],
+                expansions: Mapping[str, list[list[str]]]) -> list[str]:
+    """Flag map -> argv tokens; ``true`` is a bare flag, lists are several values."""
+    return flat(render_flags(args, values, expansions))
 
 
 def _apply_overrides(spec: RoleSpec, overrides: Mapping[str, Any], errors: Collector) -> RoleSpec:
@@ -327,7 +367,7 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
     hosts: dict[str, HostPlan] = {}
     upstreams: dict[str, list[dict[str, Any]]] = {"prefill": [], "decode": [], "mixed": []}
     rank0_names: list[str] = []
-    watched: list[dict[str, Any]] = []  # every instance as the router-side watchdog sees it
+    watched: list[_watchdog.WatchedWorker] = []  # every instance as the router-side watchdog sees it
     planned_instances: list[InstancePlan] = []
     for role in profile.server_roles:
         spec = specs[role]
@@ -378,6 +418,7 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
                     peers=_peers(role, inst, rank, spec, host.address, values, store),
                     mem_fraction_static=_number(_arg_text(spec.args, "--mem-fraction-static", values)),
                     worker=dict(worker) if rank == 0 else None,
+                    python=python if settings is None else None,
                 )
                 if settings is not None:
                     svc.container = _container.service_container(
@@ -424,9 +465,10 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
             ready_url=None if mini_lb else f"http://{probe}:{router_spec.port}/readiness",
             instance_key=f"router-i{index}", depends_on=list(rank0_names),
             listens={"http": router_spec.port}, secret_flags=list(secret_flags.get("router", [])),
-            watchdog={"router_url": None if mini_lb else f"http://{probe}:{router_spec.port}",
-                      "workers": watched},
+            watchdog=_watchdog.RouterWatch(router_url=None if mini_lb else f"http://{probe}:{router_spec.port}",
+                                           workers=tuple(watched)),
             peers=_peers("router", None, 0, router_spec, probe, values, None), mini_lb=mini_lb,
+            python=router_python if settings is None else None,
         )
         planned_instances.append(InstancePlan(
             key=svc.instance_key, role="router", instance=index, ranks=[svc.name], hosts=[name], mini_lb=mini_lb,
@@ -449,7 +491,7 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
                 bench=_bench_in(settings, model_paths, _bench(profile, inv, router_hosts, router_spec, instances, python)),
                 cards=profile.cards_used({role: len(inv.groups[role]) for role in profile.server_roles}),
                 runtime="container" if settings is not None else "host",
-                container=settings.as_dict() if settings is not None else None,
+                container=settings,
                 hardware=profile.hardware, preflight=preflight, instances=planned_instances,
                 reference_stack=_reference_stack(releases))
 
@@ -585,27 +627,26 @@ def _reference_stack(releases: Mapping[str, str]) -> dict[str, Any] | None:
     return stack.as_dict() if stack else None
 
 
-def _rank_watchdog(role: str, inst: Any, port: int, evidence_port: int) -> dict[str, Any]:
+def _rank_watchdog(role: str, inst: Instance, port: int, evidence_port: int) -> _watchdog.RankWatch:
     """A rank's watchdog facts; in a multi-node instance, rank 0's watchdog serves its unit's InvocationID on
     ``evidence`` (rank 0's address and the planned port) and every other rank's watchdog reads it there."""
-    facts: dict[str, Any] = {
-        "instance_label": f"{role} instance {inst.index}",
-        "health_url": f"http://{inst.rank0.address}:{port}/health_generate",
-        "members": [{"host": h.name, "service": f"sglang-{role}-i{inst.index}-r{r}", "node_rank": r}
-                    for r, h in enumerate(inst.hosts)],
-        "evidence": None}
+    evidence = None
     if inst.nnodes > 1:
-        facts["evidence"] = {"address": inst.rank0.address, "port": evidence_port,
-                             "url": f"http://{inst.rank0.address}:{evidence_port}/rank0"}
-    return facts
+        evidence = _watchdog.Evidence(address=inst.rank0.address, port=evidence_port,
+                                      url=f"http://{inst.rank0.address}:{evidence_port}/rank0")
+    return _watchdog.RankWatch(
+        instance_label=f"{role} instance {inst.index}",
+        health_url=f"http://{inst.rank0.address}:{port}/health_generate",
+        members=tuple(_watchdog.Member(host=h.name, service=f"sglang-{role}-i{inst.index}-r{r}", node_rank=r)
+                      for r, h in enumerate(inst.hosts)),
+        evidence=evidence)
 
 
-def _watched_worker(role: str, entry: Mapping[str, Any], nnodes: int) -> dict[str, Any]:
-    worker = {"instance_label": f"{role} instance {entry['instance']}", "nnodes": nnodes, "url": entry["url"],
-              "worker_type": WORKER_TYPES[role], "health_url": entry["url"] + "/health_generate"}
-    if "bootstrap_port" in entry:
-        worker["bootstrap_port"] = entry["bootstrap_port"]
-    return worker
+def _watched_worker(role: str, entry: Mapping[str, Any], nnodes: int) -> _watchdog.WatchedWorker:
+    return _watchdog.WatchedWorker(
+        instance_label=f"{role} instance {entry['instance']}", nnodes=nnodes, url=entry["url"],
+        worker_type=WORKER_TYPES[role], health_url=entry["url"] + "/health_generate",
+        bootstrap_port=entry.get("bootstrap_port"))
 
 
 def _merge_cann(host: HostPlan, cann: CannEnv) -> None:
@@ -645,10 +686,18 @@ def _check_secret_flags(secret_flags: Mapping[str, list[str]], specs: Mapping[st
         for flag in flags:
             where = f"sglang_secrets.{role}.{flag}"
             if accepted is not None and flag not in accepted:
-                errors.add(f"{table.package} {releases[package]} has no option {flag}", group=role, variable=where)
+                errors.add(f"{table.package} {releases[package]} has no option {flag}{_did_you_mean(flag, accepted)}",
+                           group=role, variable=where)
             if role in specs and flag in specs[role].args:
                 errors.add(f"{flag} is also set in the profile or sglang_overrides: give it in one place",
                            group=role, variable=where)
+
+
+def _did_you_mean(flag: str, accepted: frozenset[str]) -> str:
+    """The hint naming the release's nearest option to an unknown one ("; did you mean --x?"), empty when none is
+    close (as for a misspelt variable, plugin_utils/_settings.py)."""
+    hint = contract.nearest(flag, accepted)
+    return f"; did you mean {hint}?" if hint else ""
 
 
 def _render_for_releases(profile: Profile, inv: Inventory, specs: dict[str, RoleSpec],
@@ -681,8 +730,9 @@ def _render_for_releases(profile: Profile, inv: Inventory, specs: dict[str, Role
             for flag in args:
                 if flag not in accepted:
                     where = f"sglang_overrides.{role}.args.{flag}" if flag in overridden else f"roles.{role}.args.{flag}"
-                    errors.add(f"{table.package} {chosen} has no option {flag} (a typo, or a flag of another "
-                               f"release?)", group=role, variable=where)
+                    errors.add(f"{table.package} {chosen} has no option {flag}"
+                               f"{_did_you_mean(flag, accepted) or ' (a typo, or a flag of another release?)'}",
+                               group=role, variable=where)
     return releases, supported, changes
 
 
@@ -699,5 +749,13 @@ def _bench(profile: Profile, inv: Inventory, router_hosts: list[str], router_spe
         first = instances["mixed"][0]
         host, port, address = first.rank0.name, profile.roles["mixed"].port, first.rank0.address
     values = {"entry_host": address, "entry_port": port}
-    argv = [python, "-m", BENCH_MODULE] + render_args(profile.bench_args, values, {})
-    return {"host": host, "address": address, "port": port, "argv": argv, "container": None}
+    flags = render_flags(profile.bench_args, values, {})
+    # The structured form is what the operator's overrides apply to (module_utils/_bench.py); argv, shown to the
+    # operator, is built from it.
+    return {"host": host, "address": address, "port": port, "python": python, "module": BENCH_MODULE,
+            "flags": flags, "argv": bench_argv(python, BENCH_MODULE, flags), "container": None}
+
+
+def bench_argv(python: str, module: str, flags: list[list[Any]]) -> list[str]:
+    """The benchmark's command of its structured form: ``python -m module`` and the flags in order."""
+    return [python, "-m", module] + flat(flags)

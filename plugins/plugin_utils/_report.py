@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ansible_collections.ascend.sglang.plugins.module_utils._preflight import EXIT_CODES, FAIL, WARN
+from ansible_collections.ascend.sglang.plugins.module_utils._findings import FAIL, WARN
+from ansible_collections.ascend.sglang.plugins.plugin_utils._preflight_report import EXIT_CODES
 
 FAIL_ON = ("fail", "warn", "never")
 # The lowest report exit code (0 ok, 1 warnings, 2 failures) each threshold stops at; never: none.

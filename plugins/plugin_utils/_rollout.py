@@ -137,18 +137,31 @@ def host_facts(files: Sequence[Mapping[str, Any]], services: Sequence[Mapping[st
     return {"services": facts, "pending": pending_rows(list(running.values())), "daemon_reload": reload}
 
 
-def _instances(hosts: Mapping[str, Mapping[str, Any]]) -> dict[str, list[tuple[str, Mapping[str, Any]]]]:
+def _instances(hosts: Mapping[str, Mapping[str, Any]],
+               planned: Sequence[Mapping[str, Any]] | None = None) -> dict[str, list[tuple[str, Mapping[str, Any]]]]:
+    """instance key -> its reported ranks, (host, service report) each. planned: the plan's instances (``key``,
+    ``ranks``, ``hosts``): each instance is its ranks as the plan lists them, in rank order, whatever the order of the
+    reports. A reported service the plan does not list (or every one, without it) goes by the instance key it reports
+    (the plan's Service.instance_key); ranks whose host did not report are left out either way."""
+    reported = {(str(host), str(svc["name"])): svc
+                for host, facts in hosts.items() for svc in (facts or {}).get("services") or []}
     out: dict[str, list[tuple[str, Mapping[str, Any]]]] = {}
-    for host, facts in hosts.items():
-        for svc in (facts or {}).get("services") or []:
-            out.setdefault(str(svc["instance_key"]), []).append((str(host), svc))
+    for inst in planned or ():
+        ranks = [(host, reported.pop((host, name))) for name, host in zip(inst["ranks"], inst["hosts"])
+                 if (host, name) in reported]
+        if ranks:
+            out[str(inst["key"])] = ranks
+    for (host, _name), svc in reported.items():
+        out.setdefault(str(svc["instance_key"]), []).append((host, svc))
     return out
 
 
-def due_instances(hosts: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
-    """instance key -> why the whole instance restarts (the first reason found, naming the rank and its host)."""
+def due_instances(hosts: Mapping[str, Mapping[str, Any]],
+                  instances: Sequence[Mapping[str, Any]] | None = None) -> dict[str, str]:
+    """instance key -> why the whole instance restarts (the first reason found, in rank order with the plan's
+    ``instances``, naming the rank and its host)."""
     due: dict[str, str] = {}
-    for key, ranks in _instances(hosts).items():
+    for key, ranks in _instances(hosts, instances).items():
         for host, svc in ranks:
             if svc["due"]:
                 due[key] = f"{svc['name']} on {host}: {svc['due'][0]}"
@@ -160,14 +173,16 @@ def due_instances(hosts: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
     return due
 
 
-def decide(hosts: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+def decide(hosts: Mapping[str, Mapping[str, Any]],
+           instances: Sequence[Mapping[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
     """Per host: restart (service names), why (name -> reason), start (the units to start, services first, then
     their watchdogs: {unit, restart, new_unit}), pause_watchdogs (watchdog units stopped on every host before any
     service restarts), stop_services (units stopped on every host before any starts again) and daemon_reload.
 
     hosts: host -> the renderer's report ({services: [service_facts...], daemon_reload}); hosts without services
-    (or without a report) get nothing to do."""
-    due = due_instances(hosts)
+    (or without a report) get nothing to do. instances: the plan's instances (sglang_plan.instances), which ranks
+    form each instance."""
+    due = due_instances(hosts, instances)
     out: dict[str, dict[str, Any]] = {}
     for host, facts in hosts.items():
         services = list((facts or {}).get("services") or [])

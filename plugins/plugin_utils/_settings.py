@@ -20,7 +20,6 @@ Scopes:
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import re
 from typing import Any, Callable, Mapping
 
@@ -49,9 +48,9 @@ class _Deferred:
 # "{{ hostvars['localhost'].sglang_plan.releases.sglang_router }}"): evaluated on the host, after the plan.
 DEFERRED: Any = _Deferred()
 
-# The entry points of the thin server roles (each forwards to ascend.sglang.sglang_service).
+# The entry points of the thin server roles (each forwards to ascend.sglang.sglang_service; deploy.yml waits for
+# every server through sglang_service:wait_healthy at once, so they have no health gate of their own).
 SERVERS_MAIN = ("prefill:main", "decode:main", "mixed:main")
-SERVERS_WAIT = ("prefill:wait_healthy", "decode:wait_healthy", "mixed:wait_healthy")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -216,7 +215,7 @@ def F(*args: Any, **kwargs: Any) -> Setting:
 
 _SVC = ("sglang_service:main",) + SERVERS_MAIN
 _SVC_R = _SVC + ("router:main",)
-_WAIT = ("sglang_service:wait_healthy",) + SERVERS_WAIT + ("router:wait_healthy",)
+_WAIT = ("sglang_service:wait_healthy", "router:wait_healthy")
 _WATCH = ("sglang_service:wait_healthy",)
 _PLANNED = "checked by the planner with the profile"
 
@@ -310,7 +309,7 @@ TABLE: tuple[Setting, ...] = (
       "/var/cache/sglang/wheelhouse", "path", entries=("router:main",), defaults_in=("router",)),
     S("sglang_router_register_timeout", HOST, "Seconds to wait for the router to list (and find healthy) an "
       "instance it was missing.", _int(1, 86400), 300, "int",
-      entries=("router:wait_healthy", "router:register_workers"), defaults_in=("router",)),
+      entries=("router:wait_healthy",), defaults_in=("router",)),
     S("sglang_health_retries", HOST, "Health checks per service before giving up (at most retries x delay "
       "seconds).", _int(1, 100000), 180, "int", entries=_WAIT, defaults_in=("sglang_service",)),
     S("sglang_health_delay", HOST, "Seconds between two health checks of a service.", _int(0, 3600), 10, "int",
@@ -406,14 +405,10 @@ TABLE: tuple[Setting, ...] = (
     S("sglang_plan", INTERNAL, "The deployment plan computed once on the controller by the planner action "
       "(default: the fact hostvars['localhost'].sglang_plan).", default="{{ hostvars['localhost'].sglang_plan }}",
       type="dict", entries=("cann_env:main", "host_tuning:main", "router:main", "router:wait_healthy",
-                            "router:register_workers", "sglang_service:main", "sglang_service:image",
-                            "sglang_service:install", "sglang_service:wait_healthy", "sglang_service:render")
-      + SERVERS_MAIN + SERVERS_WAIT,
+                            "sglang_service:main", "sglang_service:image", "sglang_service:install",
+                            "sglang_service:wait_healthy", "sglang_service:render") + SERVERS_MAIN,
       defaults_in=("cann_env", "host_tuning", "router", "sglang_service")),
     S("sglang_service_role", PARAMETER, "Only the plan services of this role are handled.",
-      choices=("prefill", "decode", "mixed", "router"), entries=("sglang_service:main", "sglang_service:wait_healthy")),
-    S("sglang_service_roles", PARAMETER, "Only the plan services of these roles are handled, all in the same step; "
-      "takes precedence over I(sglang_service_role).", type="list", elements="str",
       choices=("prefill", "decode", "mixed", "router"), entries=("sglang_service:main", "sglang_service:wait_healthy")),
     S("sglang_cann_env_changed", INTERNAL, "Set by ascend.sglang.cann_env when cann_env.sh changed: every service "
       "of the host restarts.", default=False, type="bool", entries=_SVC_R, defaults_in=("sglang_service",)),
@@ -458,8 +453,7 @@ def watchdog_names() -> tuple[str, ...]:
 
 def nearest(name: str) -> str | None:
     """The known name a misspelled one most likely meant."""
-    close = difflib.get_close_matches(name, list(BY_NAME), n=1, cutoff=0.75)
-    return close[0] if close else None
+    return c.nearest(name, BY_NAME)
 
 
 def unknown_message(name: str) -> str:

@@ -26,7 +26,7 @@ class HostFacts:
     address: str
     nic: str | None
     hardware: str | None = None
-    # sglang_watchdog_port of the host when it sets one (the planner's default otherwise).
+    # The host's sglang_watchdog_port, from its checked settings (None: the planner's default).
     watchdog_port: int | None = None
     # The host's role settings (the settings table's host rows with a default), checked, defaults filled in.
     settings: Mapping[str, Any] = dataclasses.field(default_factory=dict, compare=False)
@@ -86,16 +86,12 @@ def host_facts(name: str, hostvars: Mapping[str, Any], errors: Collector | None 
     hardware = hostvars.get("sglang_hardware")
     if hardware is not None:
         hardware = contract.hardware(hardware, errors, contract.Where("sglang_hardware", group, name))
+    # Each value checked once, here: a refused one keeps its default and its finding stops the plan.
     settings = _settings.check_host_values(hostvars, errors, group, name)
-    watchdog_port = None
-    if hostvars.get("sglang_watchdog_port") is not None:
-        # Checked above with the other settings: a refused value's finding stops the plan.
-        watchdog_port = contract.integer(hostvars["sglang_watchdog_port"], Collector(),
-                                         contract.Where("sglang_watchdog_port"), 1, 65535)
     # An unusable address is replaced by the inventory name only so that planning can go on and
     # report every other problem; the findings above stop the plan.
-    return HostFacts(name=name, address=address or name, nic=nic, hardware=hardware, watchdog_port=watchdog_port,
-                     settings=settings)
+    return HostFacts(name=name, address=address or name, nic=nic, hardware=hardware,
+                     watchdog_port=settings.get("sglang_watchdog_port"), settings=settings)
 
 
 def build_inventory(groups: Mapping[str, Any], hostvars: Mapping[str, Mapping[str, Any]],

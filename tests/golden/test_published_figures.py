@@ -29,7 +29,7 @@ import pytest
 
 import seeddoc as sd
 from ansible_collections.ascend.sglang.plugins.module_utils import _bench
-from ansible_collections.ascend.sglang.plugins.plugin_utils import _profile
+from ansible_collections.ascend.sglang.plugins.plugin_utils import _bench_verdict, _profile
 
 ALIASES = {"deepseek_r1_pd32"}
 PIDS = [p for p in _profile.available_profiles() if p not in ALIASES]
@@ -41,7 +41,7 @@ METRIC_OF = {"mean_ttft_ms": "mean_ttft_ms", "mean_tpot_ms": "mean_tpot_ms", "me
 TPOT_MATCH_MS = 0.05
 # A recomputed figure's formula: "<figure read from the result block> / <cards>".
 _FORMULA = re.compile(r"^(?P<figure>[a-z_]+) / (?P<cards>\d+)$")
-FIGURE_KEYS = {key for key, *_unused in _bench.FIGURES}
+FIGURE_KEYS = {key for key, *_unused in _bench_verdict.FIGURES}
 _LINE = re.compile(r"^([A-Za-z][A-Za-z0-9 ()./\-]*?)(?::\s*|\s{2,})(\S+)$")
 _ROW_001 = re.compile(r"^(?P<model>Qwen3\.5-\S+?)Atlas 800I (?P<hw>A\d)(?P<cards>\d+)(?P<mode>PD Mixed|PD Separation)"
                       r"(?P<dataset>.+?)(?P<tpot>\d+)ms(?P<quant>.+?)Optimal Configuration$")
@@ -125,7 +125,7 @@ def expected_figures(profile: _profile.Profile, section: sd.Section, pub: dict[s
         assert " ".join(str(fix["line"]).split()) in block, f"{where}: the line is not in the section's result block"
         assert len(str(fix["reason"]).split()) >= 4, f"{where}: give a real reason"
         metrics[METRIC_OF[fix["figure"]]] = fix["value"]
-    return {k: v for k, v in _bench.figures(metrics, profile.cards_used()).items() if v is not None}
+    return {k: v for k, v in _bench_verdict.figures(metrics, profile.cards_used()).items() if v is not None}
 
 
 def section_tpots(profile: _profile.Profile, section: sd.Section, pub: dict[str, Any]) -> list[float]:

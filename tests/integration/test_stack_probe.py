@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from ansible_collections.ascend.sglang.plugins.module_utils._findings import Context
 from ansible_collections.ascend.sglang.plugins.module_utils._host_probe import observe, observe_toolkit, runtime_stack
+from ansible_collections.ascend.sglang.plugins.module_utils._preflight import check_host, requirements
 from ansible_collections.ascend.sglang.plugins.plugin_utils._planner import plan
-from ansible_collections.ascend.sglang.plugins.module_utils._preflight import Context, check_host, requirements
 from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import load_profile
 from ansible_collections.ascend.sglang.plugins.plugin_utils._releases import load_release_tables
 from ansible_collections.ascend.sglang.plugins.plugin_utils._topology import build_inventory

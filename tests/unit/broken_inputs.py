@@ -103,7 +103,18 @@ CASES = [
      "is not a full --flag name"),
     ("typo'd flag in an override", with_(PD32, override("decode", "args", {"--max-runing-requests": 8})),
      "group 'decode', variable 'sglang_overrides.decode.args.--max-runing-requests': sglang 0.5.6.post2 has no "
-     "option --max-runing-requests"),
+     "option --max-runing-requests; did you mean --max-running-requests?"),
+    ("misspelt flag in an override names the release's nearest",
+     with_(PD32, override("decode", "args", {"--mem-fraction-statik": 0.8})),
+     "group 'decode', variable 'sglang_overrides.decode.args.--mem-fraction-statik': sglang 0.5.6.post2 has no "
+     "option --mem-fraction-statik; did you mean --mem-fraction-static?"),
+    ("misspelt router flag in an override names the router release's nearest",
+     with_(PD32, override("router", "args", {"--polcy": "random"})),
+     "group 'router', variable 'sglang_overrides.router.args.--polcy': sglang-router 0.3.0 has no option --polcy; "
+     "did you mean --policy?"),
+    ("unknown flag in an override with no near one", with_(PD32, override("decode", "args", {"--zzz-qqq": 1})),
+     "group 'decode', variable 'sglang_overrides.decode.args.--zzz-qqq': sglang 0.5.6.post2 has no option --zzz-qqq "
+     "(a typo, or a flag of another release?)"),
     ("override of an unknown role", with_(PD32, lambda c: c["vars"].update(sglang_overrides={"decoder": {}})),
      "variable 'sglang_overrides.decoder': unknown role 'decoder'"),
     ("override value that is a mapping", with_(PD32, override("decode", "args", {"--max-running-requests": {"a": 1}})),
@@ -332,7 +343,8 @@ CONTRACT_CASES = [
     ("secret value with a newline", with_(PD32, setvar("sglang_secrets", {"decode": {"--api-key": "hunter2\nx"}})),
      "variable 'sglang_secrets.decode.--api-key': must be a non-blank string without control characters"),
     ("secret flag unknown to the release", with_(PD32, setvar("sglang_secrets", {"prefill": {"--api-keys": "k"}})),
-     "group 'prefill', variable 'sglang_secrets.prefill.--api-keys': sglang 0.5.6.post2 has no option --api-keys"),
+     "group 'prefill', variable 'sglang_secrets.prefill.--api-keys': sglang 0.5.6.post2 has no option --api-keys; "
+     "did you mean --api-key?"),
     ("secret flag also given in the clear",
      with_(PD32, lambda c: (setvar("sglang_secrets", {"decode": {"--api-key": "k"}})(c),
                             override("decode", "args", {"--api-key": "k"})(c))),

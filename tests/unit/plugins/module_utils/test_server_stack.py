@@ -11,9 +11,9 @@ import json
 import pytest
 
 from ansible_collections.ascend.sglang.plugins.module_utils import _server_stack
-from ansible_collections.ascend.sglang.plugins.module_utils._preflight import (
-    Context, check_host, render_table, requirements,
-)
+from ansible_collections.ascend.sglang.plugins.module_utils._findings import Context
+from ansible_collections.ascend.sglang.plugins.module_utils._preflight import check_host, requirements
+from ansible_collections.ascend.sglang.plugins.plugin_utils._preflight_report import render_table
 from ansible_collections.ascend.sglang.plugins.plugin_utils._releases import load_release_tables
 from ansible_collections.ascend.sglang.tests.unit.plans import make_plan
 
@@ -82,10 +82,10 @@ def test_parse_probe_keeps_versions_when_the_import_crashed():
     stack = matching()
     noise = "[W] some warning torch_npu printed\n"
     full = _server_stack.parse_probe(0, noise + lines(versions={"python": "3.11.6", "packages": stack["packages"]},
-                                               runtime=stack["runtime"]), "", "py")
+                                                      runtime=stack["runtime"]), "", "py")
     assert full["version"] == "0.5.6.post2" and full["error"] is None and full["stack"]["runtime"]["device_count"] == 16
     crashed = _server_stack.parse_probe(-11, lines(versions={"python": "3.11.6", "packages": stack["packages"]}),
-                                 "Fatal Python error: Segmentation fault", "py")
+                                        "Fatal Python error: Segmentation fault", "py")
     assert crashed["version"] == "0.5.6.post2" and crashed["stack"]["runtime"] is None
     assert "Segmentation fault" in crashed["stack"]["error"]
     findings = run_check(crashed["stack"])
@@ -97,7 +97,7 @@ def test_parse_probe_without_output_reports_the_last_error_line():
     assert got == {"version": None, "error": "interpreter /opt/x/bin/python3 not found in PATH", "stack": None}
     stack = matching(sglang="")
     got = _server_stack.parse_probe(0, lines(versions={"python": "3.11", "packages": stack["packages"]},
-                                      runtime=stack["runtime"]), "", "py")
+                                             runtime=stack["runtime"]), "", "py")
     assert got["version"] is None and got["error"] == "sglang is not installed for py"
 
 

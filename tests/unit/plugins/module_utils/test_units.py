@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.ascend.sglang.plugins.module_utils._ops import parse_systemctl_show
+from ansible_collections.ascend.sglang.plugins.module_utils._unit_show import parse_systemctl_show
 from ansible_collections.ascend.sglang.plugins.module_utils._units import PROPERTIES, bad_names, unit_actions, units_to_stop
 
 RUNNING = {"LoadState": "loaded", "ActiveState": "active", "UnitFileState": "enabled"}

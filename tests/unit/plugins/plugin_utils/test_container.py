@@ -52,7 +52,7 @@ def test_npu_ids_whole_node_or_slice() -> None:
 
 def test_server_devices_mounts_and_engine_prefix() -> None:
     got = container.service_container(settings(), "sglang-mixed-i0-r0", [4, 5], ["/models/m", "/models/m"],
-                                      ["HCCL_BUFFSIZE"], ["/usr/local/Ascend/ascend-toolkit/set_env.sh"], [])
+                                      ["HCCL_BUFFSIZE"], ["/usr/local/Ascend/ascend-toolkit/set_env.sh"], []).as_dict()
     assert got["devices"] == ["/dev/davinci4", "/dev/davinci5", "/dev/davinci_manager", "/dev/devmm_svm",
                               "/dev/hisi_hdc"]
     assert got["mounts"] == ["/usr/local/Ascend/driver:/usr/local/Ascend/driver:ro", "/usr/local/dcmi:/usr/local/dcmi:ro",
@@ -63,7 +63,7 @@ def test_server_devices_mounts_and_engine_prefix() -> None:
     # no log of its own (its client relays the output to the unit's journal), docker's log driver is the daemon's
     assert run[:14] == ["/usr/bin/podman", "run", "--rm", "--pull", "never", "--name", "sglang-mixed-i0-r0", "--network",
                         "host", "--ipc", "host", "--log-driver", "none", "--device"]
-    docker = container.service_container(settings(engine="docker"), "sglang-mixed-i0-r0", [4], [], [], [], [])["run"]
+    docker = list(container.service_container(settings(engine="docker"), "sglang-mixed-i0-r0", [4], [], [], [], []).run)
     assert docker[:14] == ["/usr/bin/docker", "run", "--rm", "--pull", "never", "--name", "sglang-mixed-i0-r0", "--network",
                            "host", "--ipc", "host", "--shm-size", "16g", "--device"]
     assert "--log-driver" not in docker
@@ -73,19 +73,20 @@ def test_server_devices_mounts_and_engine_prefix() -> None:
     assert run[image_at + 1:] == ["-c", container.ENTRY_SCRIPT, container.ENTRY_NAME, "1",
                                   "/usr/local/Ascend/ascend-toolkit/set_env.sh", "0"]
     assert got["remove"] == ["/usr/bin/podman", "rm", "--force", "--time", "0", "sglang-mixed-i0-r0"]
-    assert container.service_container(settings(engine="docker"), "sglang-mixed-i0-r0", [4], [], [], [], [])[
-        "remove"] == ["/usr/bin/docker", "rm", "--force", "sglang-mixed-i0-r0"]
+    assert container.service_container(settings(engine="docker"), "sglang-mixed-i0-r0", [4], [], [], [], []).remove == (
+        "/usr/bin/docker", "rm", "--force", "sglang-mixed-i0-r0")
 
 
 def test_ascend_runtime_passes_visible_devices_instead_of_nodes() -> None:
-    got = container.service_container(settings(ascend_runtime=True, engine="docker"), "s", [0, 1, 2], ["/m"], [], [], [])
+    got = container.service_container(settings(ascend_runtime=True, engine="docker"), "s", [0, 1, 2], ["/m"], [], [],
+                                      []).as_dict()
     assert got["devices"] == [] and "--device" not in got["run"]
     assert got["mounts"] == ["/m:/m:ro"]
     assert got["run"][0] == "/usr/bin/docker" and ["--env", "ASCEND_VISIBLE_DEVICES=0,1,2"] == got["run"][15:17]
 
 
 def test_router_gets_no_npu_nothing_mounted() -> None:
-    got = container.service_container(settings(), "sglang-router-i0", None, (), ["RUST_LOG"], (), [])
+    got = container.service_container(settings(), "sglang-router-i0", None, (), ["RUST_LOG"], (), []).as_dict()
     assert got["devices"] == [] and got["mounts"] == [] and got["npus"] == []
     assert "--device" not in got["run"] and "--volume" not in got["run"]
 
@@ -195,10 +196,10 @@ def test_launcher_words_survive_the_shell() -> None:
 def test_servers_that_talk_to_other_hosts_get_the_hosts_hccn_conf():
     """HCCL and the KV transfer read the NPU NICs' addresses from /etc/hccn.conf: a PD server or a rank of a
     multi-node instance gets it read-only; a single-node mixed server and the router do not need it."""
-    pd = container.service_container(settings(), "sglang-decode-i0-r0", [0], [], [], [], [], fabric=True)
+    pd = container.service_container(settings(), "sglang-decode-i0-r0", [0], [], [], [], [], fabric=True).as_dict()
     assert "/etc/hccn.conf:/etc/hccn.conf:ro" in pd["mounts"]
     assert pd["run"][pd["run"].index("/etc/hccn.conf:/etc/hccn.conf:ro") - 1] == "--volume"
-    alone = container.service_container(settings(), "sglang-mixed-i0-r0", [0], [], [], [], [])
+    alone = container.service_container(settings(), "sglang-mixed-i0-r0", [0], [], [], [], []).as_dict()
     assert "/etc/hccn.conf:/etc/hccn.conf:ro" not in alone["mounts"]
     # The driver's tools (hccn_tool) come with the driver directory.
     assert "/usr/local/Ascend/driver:/usr/local/Ascend/driver:ro" in pd["mounts"]

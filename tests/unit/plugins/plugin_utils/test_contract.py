@@ -261,3 +261,11 @@ def test_the_plan_carries_the_preflight_settings_and_the_hardware():
                                       {"sglang_model_path": "/m", "sglang_draft_model_path": "/d",
                                        "sglang_preflight_weights": 1}))
     assert "sglang_preflight_weights" in str(exc.value)
+
+
+def test_nearest_names_the_closest_known_name_or_none():
+    known = {"--mem-fraction-static", "--max-running-requests", "--policy"}
+    assert contract.nearest("--mem-fraction-statik", known) == "--mem-fraction-static"
+    assert contract.nearest("--max-runing-requests", known) == "--max-running-requests"
+    assert contract.nearest("--zzz-qqq", known) is None
+    assert contract.nearest("--polcy", []) is None

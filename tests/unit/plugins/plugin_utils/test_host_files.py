@@ -17,11 +17,16 @@ from tests.unit.plans import make_plan
 DECODE = {"name": "sglang-decode-i0-r1", "role": "decode", "instance": 0, "node_rank": 1, "nnodes": 2,
           "argv": ["python3", "-m", "sglang.launch_server"], "env": {"A": "1"}, "secret_flags": ["--api-key"],
           "watchdog": {"instance_label": "decode instance 0", "health_url": "http://10.0.0.1:8001/health_generate",
-                       "members": ["sglang-decode-i0-r0", "sglang-decode-i0-r1"]}}
+                       "members": [{"host": "d0", "service": "sglang-decode-i0-r0", "node_rank": 0},
+                                   {"host": "d1", "service": "sglang-decode-i0-r1", "node_rank": 1}],
+                       "evidence": {"address": "10.0.0.1", "port": 8990, "url": "http://10.0.0.1:8990/rank0"}}}
 ROUTER = {"name": "sglang-router-i0", "role": "router", "instance": 0, "node_rank": 0, "nnodes": 1,
           "argv": ["python3", "-m", "sglang_router.launch_router"], "env": {},
           "watchdog": {"router_url": "http://127.0.0.1:6688",
-                       "workers": [{"url": "http://10.0.0.1:8001", "nnodes": 2}, {"url": "http://10.0.0.2:8000", "nnodes": 1}]}}
+                       "workers": [{"instance_label": "decode instance 0", "nnodes": 2, "url": "http://10.0.0.1:8001",
+                                    "worker_type": "decode", "health_url": "http://10.0.0.1:8001/health_generate"},
+                                   {"instance_label": "mixed instance 0", "nnodes": 1, "url": "http://10.0.0.2:8000",
+                                    "worker_type": "regular", "health_url": "http://10.0.0.2:8000/health_generate"}]}}
 HOST = {"services": [DECODE, ROUTER], "cann": {"sources": ["/usr/local/Ascend/set_env.sh"]},
         "host_tuning": {"sysctl": {"vm.swappiness": 0}}}
 

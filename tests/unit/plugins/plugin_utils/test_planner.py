@@ -9,11 +9,13 @@ import pytest
 import yaml
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector, PlanError
+from ansible_collections.ascend.sglang.plugins.plugin_utils._container import ServiceContainer, Settings
 from ansible_collections.ascend.sglang.plugins.plugin_utils._planner import (
-    DEFAULT_WATCHDOG_PORT, PLAN_VERSION, Plan, plan,
+    DEFAULT_WATCHDOG_PORT, PLAN_VERSION, Plan, bench_argv, plan, render_flags,
 )
 from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import available_profiles, load_profile
 from ansible_collections.ascend.sglang.plugins.plugin_utils._topology import build_inventory, host_facts
+from ansible_collections.ascend.sglang.plugins.plugin_utils._watchdog import Evidence, RankWatch, RouterWatch
 
 PD32 = "deepseek_r1_a3_32c_pd_6k_1k6_20ms"  # 2 x 1-node prefill, 1 x 2-node decode, router
 PD24 = "qwen3_235b_a3_24c_pd_3k5_1k5_50ms"  # EAGLE3 + expert location, 1 prefill, 2-node decode
@@ -263,9 +265,78 @@ def test_plan_round_trips_through_its_versioned_json_form(profile_id, runtime):
     p = plan(profile, inventory(router=1, **counts, **variables))
     data = json.loads(json.dumps(p.as_dict()))
     assert data["plan_version"] == PLAN_VERSION
-    assert Plan.from_dict(data) == p
+    back = Plan.from_dict(data)
+    assert back == p
+    # The typed parts come back typed, and give the same dict form again.
+    for svc in services(back):
+        assert isinstance(svc.watchdog, RouterWatch if svc.role == "router" else RankWatch)
+        assert (svc.container is None) == (runtime == "host")
+        assert svc.container is None or isinstance(svc.container, ServiceContainer)
+    assert back.container is None if runtime == "host" else isinstance(back.container, Settings)
+    assert back.as_dict() == data
     with pytest.raises(ValueError, match="run playbooks/plan.yml again"):
         Plan.from_dict(dict(data, plan_version=PLAN_VERSION - 1))
+
+
+def test_dict_form_of_the_watchdog_facts_and_the_container():
+    """The typed parts keep the keys the roles, templates and modules read."""
+    p = plan(load_profile(PD32), inventory(prefill=2, decode=2, router=1, sglang_runtime="container",
+                                           sglang_container_image="sglang:x")).as_dict()
+    byname = {s["name"]: s for h in p["hosts"].values() for s in h["services"]}
+    rank = byname["sglang-decode-i0-r1"]["watchdog"]
+    assert rank == {"instance_label": "decode instance 0", "health_url": "http://10.2.0.1:8001/health_generate",
+                    "members": [{"host": "decode0", "service": "sglang-decode-i0-r0", "node_rank": 0},
+                                {"host": "decode1", "service": "sglang-decode-i0-r1", "node_rank": 1}],
+                    "evidence": {"address": "10.2.0.1", "port": 8990, "url": "http://10.2.0.1:8990/rank0"}}
+    workers = byname["sglang-router-i0"]["watchdog"]["workers"]
+    assert set(byname["sglang-router-i0"]["watchdog"]) == {"router_url", "workers"}
+    # bootstrap_port only where there is one (prefill), as the router's registration takes it.
+    assert [w.get("bootstrap_port") for w in workers] == [8998, 8999, None]
+    assert "bootstrap_port" not in workers[2] and workers[0]["worker_type"] == "prefill"
+    assert list(byname["sglang-decode-i0-r0"]["container"]) == [
+        "engine", "image", "name", "npus", "devices", "mounts", "visible_devices", "env_names", "engine_path", "run",
+        "remove", "from_archive"]
+    assert all(isinstance(v, list) for k, v in byname["sglang-decode-i0-r0"]["container"].items()
+               if k in ("npus", "devices", "mounts", "env_names", "run", "remove"))
+    assert p["container"] == {"engine": "podman", "image": "sglang:x", "shm_size": "16g", "ascend_runtime": False,
+                              "image_archive": None, "engine_path": "/usr/bin/podman"}
+
+
+def test_each_service_names_its_host_interpreter():
+    """The interpreter the argv starts with, so that no consumer reads argv[0]; none in the container runtime."""
+    p = plan(load_profile(PD32), inventory(prefill=2, decode=2, router=1, sglang_python="/opt/sglang/bin/python",
+                                           sglang_router_python="/opt/router/bin/python"))
+    for svc in services(p):
+        assert svc.python == svc.argv[0]
+        assert svc.python == ("/opt/router/bin/python" if svc.role == "router" else "/opt/sglang/bin/python")
+    contained = plan(load_profile(PD32), inventory(prefill=2, decode=2, router=1, sglang_runtime="container",
+                                                   sglang_container_image="sglang:x"))
+    assert all(svc.python is None for svc in services(contained))
+
+
+@pytest.mark.parametrize("profile_id", available_profiles())
+def test_bench_structured_form_builds_its_argv(profile_id):
+    profile = load_profile(profile_id)
+    counts = {role: profile.roles[role].nnodes for role in profile.server_roles}
+    bench = plan(profile, inventory(router=1, sglang_python="/opt/py", **counts)).bench
+    assert bench["python"] == "/opt/py" and bench["module"] == "sglang.bench_serving"
+    assert bench["argv"] == bench_argv(bench["python"], bench["module"], bench["flags"])
+    assert bench["argv"][:3] == ["/opt/py", "-m", "sglang.bench_serving"]
+    assert all(isinstance(flag, str) and flag.startswith("--") and isinstance(values, list)
+               for flag, values in bench["flags"])
+
+
+def test_bench_flags_keep_order_bare_flags_and_values():
+    bench = plan(load_profile(PD32), inventory(prefill=2, decode=2, router=1)).bench
+    assert bench["flags"][:4] == [["--dataset-name", ["random"]], ["--backend", ["sglang"]], ["--host", ["127.0.0.1"]],
+                                  ["--port", ["6688"]]]
+    # A bare flag has no value, a list several; an expanding placeholder repeats its flag (the router's upstreams).
+    args = {"--a": True, "--b": ["1", "2"], "--prefill": "{prefill_upstreams}", "--c": "{port}"}
+    flags = render_flags(args, {"port": 80}, {"prefill_upstreams": [["http://p0", "8998"], ["http://p1", "8999"]]})
+    assert flags == [["--a", []], ["--b", ["1", "2"]], ["--prefill", ["http://p0", "8998"]],
+                     ["--prefill", ["http://p1", "8999"]], ["--c", ["80"]]]
+    assert bench_argv("py", "m", flags) == ["py", "-m", "m", "--a", "--b", "1", "2", "--prefill", "http://p0", "8998",
+                                            "--prefill", "http://p1", "8999", "--c", "80"]
 
 
 def test_services_carry_devices_model_paths_peers_and_worker_registration():
@@ -317,7 +388,26 @@ def test_typo_in_an_override_flag_is_caught_on_the_controller():
     with pytest.raises(PlanError) as exc:
         plan(load_profile(PD32), inv)
     assert ("decode", None, "sglang_overrides.decode.args.--max-runing-requests") in findings_of(exc)
-    assert "sglang 0.5.6.post2 has no option --max-runing-requests" in str(exc.value)
+    assert "sglang 0.5.6.post2 has no option --max-runing-requests; did you mean --max-running-requests?" in str(exc.value)
+
+
+@pytest.mark.parametrize("release, typo, meant", [
+    ("0.5.6.post2", "--mem-fraction-statik", "--mem-fraction-static"),
+    ("0.5.23", "--cuda-graph-bs-decod", "--cuda-graph-bs-decode"),
+])
+def test_an_unknown_override_flag_names_the_releases_nearest_flag(release, typo, meant):
+    inv = inventory(prefill=2, decode=2, router=1, sglang_release=release, sglang_overrides={"decode": {"args": {typo: 1}}})
+    with pytest.raises(PlanError) as exc:
+        plan(load_profile(PD32), inv)
+    assert f"sglang {release} has no option {typo}; did you mean {meant}?" in str(exc.value)
+
+
+def test_an_unknown_flag_far_from_any_keeps_the_general_hint():
+    inv = inventory(prefill=2, decode=2, router=1, sglang_overrides={"decode": {"args": {"--zzz-qqq": 1}}})
+    with pytest.raises(PlanError) as exc:
+        plan(load_profile(PD32), inv)
+    assert "has no option --zzz-qqq (a typo, or a flag of another release?)" in str(exc.value)
+    assert "did you mean" not in str(exc.value)
 
 
 def test_release_rendering_renames_and_records_changes():
@@ -376,16 +466,16 @@ def test_rank0_of_a_multi_node_instance_reserves_the_watchdog_evidence_port():
     p = plan(load_profile(PD32), inventory(prefill=2, decode=2, router=1))
     d0, d1 = services(p, "decode")
     assert d0.listens["watchdog"] == 8990 and "watchdog" not in d1.listens
-    assert d0.watchdog["evidence"] == d1.watchdog["evidence"] == {
-        "address": "10.2.0.1", "port": 8990, "url": "http://10.2.0.1:8990/rank0"}
-    assert all(s.watchdog["evidence"] is None and "watchdog" not in s.listens for s in services(p, "prefill"))
+    assert d0.watchdog.evidence == d1.watchdog.evidence == Evidence(
+        address="10.2.0.1", port=8990, url="http://10.2.0.1:8990/rank0")
+    assert all(s.watchdog.evidence is None and "watchdog" not in s.listens for s in services(p, "prefill"))
 
 
 def test_watchdog_port_comes_from_rank0s_host_and_clashes_are_reported():
     inv = inventory(decode=2, prefill=2, router=1)
     inv.hosts["decode0"] = dataclasses.replace(inv.hosts["decode0"], watchdog_port=9100)
     d0, d1 = services(plan(load_profile(PD32), inv), "decode")
-    assert d0.listens["watchdog"] == 9100 and d1.watchdog["evidence"]["url"] == "http://10.2.0.1:9100/rank0"
+    assert d0.listens["watchdog"] == 9100 and d1.watchdog.evidence.url == "http://10.2.0.1:9100/rank0"
     inv.hosts["decode0"] = dataclasses.replace(inv.hosts["decode0"], watchdog_port=5000)  # the dist-init port
     with pytest.raises(PlanError) as exc:
         plan(load_profile(PD32), inv)
@@ -396,7 +486,8 @@ def test_watchdog_port_is_read_and_checked_from_the_host_variables():
     assert host_facts("h", {"sglang_host_ip": "10.0.0.1", "sglang_watchdog_port": "9000"}).watchdog_port == 9000
     errors = Collector()
     facts = host_facts("h", {"sglang_host_ip": "10.0.0.1", "sglang_watchdog_port": 70000}, errors, "decode")
-    assert facts.watchdog_port is None
+    # Checked once, with the host's other settings: the refused value keeps the default, its finding stops the plan.
+    assert facts.watchdog_port == facts.settings["sglang_watchdog_port"] == DEFAULT_WATCHDOG_PORT
     assert [(f.host, f.variable) for f in errors.findings] == [("h", "sglang_watchdog_port")]
 
 

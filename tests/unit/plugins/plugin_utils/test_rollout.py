@@ -102,6 +102,36 @@ def test_a_watchdog_pending_restarts_only_the_watchdog() -> None:
     assert got["d1"]["why"] == {"sglang-watchdog-sglang-decode-i0-r1.service": "restart pending, ..."}
 
 
+# The plan's instances of fleet() (sglang_plan.instances, the fields _rollout reads).
+INSTANCES = [{"key": "prefill-i0", "ranks": ["sglang-prefill-i0-r0"], "hosts": ["p0"]},
+             {"key": "prefill-i1", "ranks": ["sglang-prefill-i1-r0"], "hosts": ["p1"]},
+             {"key": "decode-i0", "ranks": ["sglang-decode-i0-r0", "sglang-decode-i0-r1"], "hosts": ["d0", "d1"]}]
+
+
+def test_the_plans_instances_decide_as_the_reported_instance_keys() -> None:
+    cases = [fleet(), fleet(d1=[svc("sglang-decode-i0-r1", "decode-i0", due=[PENDING])]),
+             fleet(d0=[svc("sglang-decode-i0-r0", "decode-i0", running=False)]),
+             fleet(p1=[svc("sglang-prefill-i1-r0", "prefill-i1", due=["its files changed (env)"])])]
+    for hosts in cases:
+        assert decide(hosts, INSTANCES) == decide(hosts)
+        assert due_instances(hosts, INSTANCES) == due_instances(hosts)
+    # A host that did not report (not in the play): its ranks are left out, as without the plan.
+    partial = {"d1": fleet(d1=[svc("sglang-decode-i0-r1", "decode-i0", due=[PENDING])])["d1"]}
+    assert decide(partial, INSTANCES) == decide(partial)
+    # A reported service the plan does not list still goes by its own instance key.
+    extra = dict(fleet(), x0={"services": [svc("sglang-mixed-i0-r0", "mixed-i0", due=["its files changed (env)"])]})
+    assert decide(extra, INSTANCES)["x0"]["restart"] == ["sglang-mixed-i0-r0"]
+
+
+def test_with_the_plans_instances_the_reason_names_the_first_rank_whatever_the_host_order() -> None:
+    both = fleet(d0=[svc("sglang-decode-i0-r0", "decode-i0", due=["its files changed (env)"])],
+                 d1=[svc("sglang-decode-i0-r1", "decode-i0", due=[PENDING])])
+    reversed_hosts = dict(reversed(list(both.items())))
+    assert due_instances(reversed_hosts)["decode-i0"].startswith("sglang-decode-i0-r1 on d1")
+    assert due_instances(reversed_hosts, INSTANCES)["decode-i0"] == (
+        "sglang-decode-i0-r0 on d0: its files changed (env)")
+
+
 def test_daemon_reload_and_hosts_without_services() -> None:
     hosts = dict(fleet(), r0={}, p0={"services": fleet()["p0"]["services"], "daemon_reload": True})
     got = decide(hosts)

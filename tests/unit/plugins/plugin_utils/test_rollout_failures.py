@@ -1,8 +1,8 @@
-"""The filter that gathers a rollout's failures for the collection and the final error (plugins/filter/sglang_ops.py)."""
+"""The filter that gathers a rollout's failures for the collection and the final error (plugins/filter/sglang_operations.py)."""
 
 from __future__ import annotations
 
-from ansible_collections.ascend.sglang.plugins.filter.sglang_ops import sglang_rollout_failures
+from ansible_collections.ascend.sglang.plugins.filter.sglang_operations import sglang_rollout_failures
 
 
 def test_records_in_host_order_each_host_once_and_unknown_hosts_skipped():

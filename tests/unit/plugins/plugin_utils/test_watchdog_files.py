@@ -53,6 +53,24 @@ def test_router_configuration_lists_the_watched_instances(plan):
     assert len(wdf.config(router, dict(SETTINGS, sglang_watchdog_single_node=True))["workers"]) == 3
 
 
+def test_configuration_holds_the_plans_facts_as_they_are(plan):
+    """The facts typed again (facts_from_dict) give the plan's dict form back, key for key: a prefill worker has its
+    bootstrap port, a decode worker no such key."""
+    router = next(s for s in all_services(plan) if s["role"] == "router")
+    router = dict(router, watchdog=dict(router["watchdog"], router_url="http://127.0.0.1:6688"))
+    cfg = wdf.config(router, dict(SETTINGS, sglang_watchdog_single_node=True))
+    assert cfg["workers"] == router["watchdog"]["workers"]
+    assert "bootstrap_port" in cfg["workers"][0] and "bootstrap_port" not in cfg["workers"][2]
+    d0 = next(s for s in all_services(plan) if s["name"] == "sglang-decode-i0-r0")
+    assert wdf.config(d0, SETTINGS)["members"] == d0["watchdog"]["members"]
+    assert isinstance(wdf.facts_from_dict(d0["watchdog"]), wdf.RankWatch)
+    with pytest.raises(ValueError, match="sglang-decode-i0-r0 is watched but has no watchdog facts"):
+        wdf.config(dict(d0, watchdog=None), SETTINGS)
+    # Facts of another shape (a plan not made by the planner) are refused naming the service, never a traceback.
+    with pytest.raises(ValueError, match="sglang-decode-i0-r0: its watchdog facts are not the planner's"):
+        wdf.config(dict(d0, watchdog=dict(d0["watchdog"], members=["sglang-decode-i0-r0"])), SETTINGS)
+
+
 def test_files_of_names_each_watchdog_file_as_the_renderer_writes_it():
     dirs = {"systemd_dir": "/etc/systemd/system", "etc_dir": "/etc/sglang", "state_dir": "/var/lib/sglang-watchdog"}
     assert wdf.files_of(["sglang-decode-i0-r1"], dirs) == [

@@ -1,15 +1,17 @@
 # Copyright: ascend.sglang contributors
 # Apache License 2.0
-"""Filters over the plan for the operations playbooks (status, stop, restart); the logic is in
-plugins/module_utils/_ops.py (pure, unit-tested)."""
+"""Filters of the operations playbooks (deploy, status, doctor, stop, restart): the plan's instances and routers,
+the instances with a restart pending, the services' start records and watchdog lines, a rollout's failures.
+The logic is in plugins/plugin_utils/_instances.py and _status.py (pure, unit-tested)."""
 
 from __future__ import annotations
 
-from ansible_collections.ascend.sglang.plugins.module_utils._ops import (
-    instances, pending_instances, routers, watchdog_lines, without_env,
-)
 from ansible_collections.ascend.sglang.plugins.module_utils._started import record_path
 from ansible_collections.ascend.sglang.plugins.module_utils._units import service_units
+from ansible_collections.ascend.sglang.plugins.plugin_utils._instances import (
+    instances, pending_instances, routers, without_env,
+)
+from ansible_collections.ascend.sglang.plugins.plugin_utils._status import watchdog_lines
 
 
 def sglang_instances(plan):

@@ -1,0 +1,82 @@
+"""The network checks: the NIC of a multi-node instance, the planned ports, rank-0 reachability and routes.  Pure
+Python, no host, no Ansible."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.ascend.sglang.plugins.module_utils._preflight import check_host
+from ansible_collections.ascend.sglang.tests.unit.plans import make_plan
+from ansible_collections.ascend.sglang.tests.unit.preflight_hosts import PD32, ctx_of, healthy, only, problems
+
+
+@pytest.fixture(scope="module")
+def pd32():
+    return make_plan(PD32, prefill=2, decode=2, router=1)
+
+
+def test_nic_missing_or_without_the_address(pd32):
+    profile, p = pd32
+    ctx = ctx_of(profile, p)
+    obs = healthy(p["hosts"]["decode1"], ctx)
+    obs["nics"] = {"lo": ["127.0.0.1"], "eth0": ["10.0.2.2"]}
+    f = only(check_host("decode1", p["hosts"]["decode1"], obs, ctx), "nic")[0]
+    assert f.severity == "fail" and "no interface ens1" in f.found and "10.0.2.2" in f.expected
+    obs["nics"] = {"lo": ["127.0.0.1"], "ens1": ["192.168.0.5"], "eth0": ["10.0.2.2"]}
+    f = only(check_host("decode1", p["hosts"]["decode1"], obs, ctx), "nic")[0]
+    assert "ens1 has 192.168.0.5" in f.found and "10.0.2.2 is on eth0" in f.found
+
+
+def test_port_taken_by_another_process(pd32):
+    profile, p = pd32
+    ctx = ctx_of(profile, p)
+    obs = healthy(p["hosts"]["prefill0"], ctx)
+    obs["listeners"] = [{"address": "0.0.0.0", "port": 24669, "pids": [999]},
+                        {"address": "127.0.0.1", "port": 8000, "pids": [998]}]  # loopback-only: no clash on 10.0.1.1
+    obs["owners"] = {"999": "redis.service", "998": None}
+    f = only(check_host("prefill0", p["hosts"]["prefill0"], obs, ctx), "port")
+    assert len(f) == 1 and "24669 already in use" in f[0].found and "pid 999 (redis.service)" in f[0].found
+    assert "memfabric_store" in f[0].expected
+
+
+def test_port_held_by_own_running_unit_is_fine(pd32):
+    profile, p = pd32
+    ctx = ctx_of(profile, p)
+    obs = healthy(p["hosts"]["prefill0"], ctx)
+    obs["listeners"] = [{"address": "10.0.1.1", "port": 8000, "pids": [555]}]
+    obs["owners"] = {"555": "sglang-prefill-i0-r0.service"}
+    assert problems(check_host("prefill0", p["hosts"]["prefill0"], obs, ctx)) == []
+
+
+@pytest.mark.parametrize("result, severity", [("timeout", "fail"), ("unreachable", "fail"), ("error", "fail"),
+                                              ("refused", None), ("open", None)])
+def test_rank0_reachability_before_start(pd32, result, severity):
+    profile, p = pd32
+    ctx = ctx_of(profile, p)
+    obs = healthy(p["hosts"]["decode1"], ctx)
+    obs["probes"]["10.0.2.1:5000"] = {"result": result, "detail": ""}
+    found = [f for f in check_host("decode1", p["hosts"]["decode1"], obs, ctx) if f.check == "peer"
+             and f.severity != "ok"]
+    assert [f.severity for f in found] == ([severity] if severity else [])
+    if severity:
+        assert "10.0.2.1:5000" in found[0].found and "dist-init" in found[0].expected
+
+
+def test_rank0_not_routable_and_wrong_source(pd32):
+    profile, p = pd32
+    ctx = ctx_of(profile, p)
+    obs = healthy(p["hosts"]["decode1"], ctx)
+    obs["routes"]["10.0.1.1"] = {"source": None, "error": "Network is unreachable"}
+    obs["routes"]["10.0.2.1"] = {"source": "192.0.2.9", "error": None}
+    findings = check_host("decode1", p["hosts"]["decode1"], obs, ctx)
+    assert "no route to 10.0.1.1" in only(findings, "peer")[0].found
+    assert only(findings, "peer_route")[0].severity == "warn"
+
+
+def test_doctor_refused_rank0_is_a_warning(pd32):
+    profile, p = pd32
+    ctx = ctx_of(profile, p, mode="doctor")
+    obs = healthy(p["hosts"]["decode1"], ctx)
+    obs["units"] = {"sglang-decode-i0-r1": {"load": "loaded", "active": "active", "sub": "running"}}
+    peer = only(check_host("decode1", p["hosts"]["decode1"], obs, ctx), "peer")
+    assert {f.severity for f in peer} == {"warn"}
