@@ -94,7 +94,7 @@ def test_overrides_replace_append_remove_and_keep_order() -> None:
     assert command("python3", "sglang.bench_serving", FLAGS, {}) == (ARGV, 3328)
     # bench_serving's default without --num-prompts
     assert command("python3", "sglang.bench_serving", FLAGS, {"--num-prompts": None}) == (ARGV[:13] + ARGV[15:], 1000)
-    assert apply_overrides(FLAGS, {}) == [(f, v) for f, v in FLAGS]
+    assert apply_overrides(FLAGS, {}) == [tuple(pair) for pair in FLAGS]
     with pytest.raises(ValueError, match="--num-prompts .'many'.: a number of prompts"):
         command("python3", "sglang.bench_serving", FLAGS, {"--num-prompts": "many"})
     with pytest.raises(ValueError, match="not a .flag, .values"):
