@@ -4,30 +4,11 @@ restarts pending and the watchdogs. Pure Python on real plans, no host, no Ansib
 from __future__ import annotations
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils._instances import instances, pending_instances
-from ansible_collections.ascend.sglang.plugins.plugin_utils._planner import plan
-from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import load_profile
 from ansible_collections.ascend.sglang.plugins.plugin_utils._status import (
     format_duration, healthy, pending_services, render_table, router_view, status_rows, watchdog_lines, watchdog_text,
 )
-from ansible_collections.ascend.sglang.plugins.plugin_utils._topology import build_inventory
+from ansible_collections.ascend.sglang.tests.unit.planned_fleets import PD, PD_RUST
 
-
-def make_plan(profile_id: str, groups: dict[str, list[str]], variables: dict | None = None) -> dict:
-    hostvars = {}
-    n = 10
-    for names in groups.values():
-        for name in names:
-            n += 1
-            hostvars[name] = {"sglang_host_ip": f"10.0.0.{n}", "sglang_nic": "eth0"}
-    full = {"prefill": [], "decode": [], "mixed": [], "router": [], **groups}
-    variables = {"sglang_model_path": "/m", "sglang_draft_model_path": "/d", **(variables or {})}
-    return plan(load_profile(profile_id), build_inventory(full, hostvars, variables)).as_dict()
-
-
-PD = make_plan("deepseek_r1_pd32", {"prefill": ["p0", "p1"], "decode": ["d0", "d1"], "router": ["r0"]})
-PD_RUST = make_plan("deepseek_r1_pd32", {"prefill": ["p0", "p1"], "decode": ["d0", "d1"], "router": ["r0"]},
-                    {"sglang_overrides": {"router": {"args": {"--mini-lb": None}}}})
-MIXED = make_plan("qwen3_32b_a3_2c_mixed_2k_2k_50ms", {"mixed": ["m0", "m1"], "router": ["r0"]})
 
 LISTING = {"workers": [
     {"id": "a", "url": "http://10.0.0.11:8000", "worker_type": "prefill", "is_healthy": True, "bootstrap_port": 8998},
