@@ -2,12 +2,13 @@
 # Runs the Molecule scenarios (extensions/molecule/*) on this machine: rootful Podman containers booted
 # with systemd, the real sglang-router, stand-in SGLang servers (tests/standins).
 # Prepares everything it needs on a fresh Debian machine (root): podman + debootstrap, the hugetlb cgroup
-# mount crun needs, container ulimits, the locally built base image (only when missing), a venv with
+# mount crun needs, container ulimits, the locally built base and host images (only when missing), a venv with
 # Molecule (.venv-molecule), the offline wheelhouse (only when missing).
 #   scripts/molecule.sh                 # molecule test for every scenario
 #   scripts/molecule.sh pd_mixed        # only the named scenario(s)
 #   MOLECULE_CMD=converge scripts/molecule.sh pd_separation   # another molecule command
 #   MOLECULE_CMD=rollout scripts/molecule.sh pd_separation    # bench/rollout.py on fresh containers (figures)
+#   scripts/molecule.sh --setup         # only the preparation (packages, images, venv, wheelhouse), no scenario
 # Ends with "N passed, M failed" (scenarios); exits non-zero when one failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -103,7 +104,7 @@ if ! ls "$WHEELHOUSE"/router/sglang_router-"$ROUTER_VERSION"-*.whl >/dev/null 2>
 fi
 # The benchmark client bench.yml runs on the router host: the real sglang.bench_serving of the reference
 # release (the sglang wheel without its server dependencies: the client needs none of them) and the modules
-# it imports. bench/ is installed by the pd_separation scenario's verify step, never by the roles.
+# it imports. bench/ goes into the hosts' image (below), never through the roles.
 BENCH_RELEASE=$("$VENV/bin/python" -c 'import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))["sglang"]["reference"])' profiles/_releases.yml)
 BENCH_DEPS="aiohttp numpy pybase64 requests datasets pillow tqdm transformers==4.57.1 IPython pydantic"
 mkdir -p "$WHEELHOUSE/bench"
@@ -119,6 +120,45 @@ if ! ls "$WHEELHOUSE"/bench/sglang-"$BENCH_RELEASE"-*.whl >/dev/null 2>&1; then
   fi
 fi
 export SGLANG_MOLECULE_BENCH_RELEASE=$BENCH_RELEASE
+
+# --- the Ascend-shaped host image of every scenario (built only when what goes into it changed) ----------------
+# The base image plus what every host shares (tests/standins/host/Containerfile): the stand-in npu-smi, hccn_tool
+# and CANN scripts, the model directories, the benchmark client. Its tag is the digest of what goes into it.
+# image_digest FROM FILE...: 12 hex digits over the id of the image FROM, the bench release and the files named.
+image_digest() {
+  local from=$1; shift
+  { podman image inspect --format '{{.Id}}' "$from"; echo "$BENCH_RELEASE"
+    find "$@" -type f -print0 | sort -z | xargs -0 sha256sum; } | sha256sum | cut -c1-12
+}
+# build_image TAG CONTAINERFILE CONTEXT BUILD-OPTION...: podman build into TAG, its log under the cache.
+build_image() {
+  local tag=$1 file=$2 ctx=$3; shift 3
+  log "building $tag"
+  if ! podman build --quiet -f "$file" -t "$tag" "$@" "$ctx" >"$CACHE/image-build.log" 2>&1; then
+    tail -n 30 "$CACHE/image-build.log" >&2; rm -rf "$ctx"; exit 1
+  fi
+}
+HOST_IMAGE=localhost/ascend-sglang-host:$(image_digest "$IMAGE" tests/standins/host/Containerfile tests/standins/ascend \
+                                           tests/standins/tokenizer "$WHEELHOUSE/bench")
+if ! podman image exists "$HOST_IMAGE"; then
+  ctx=$(mktemp -d "$CACHE/host.XXXXXX")
+  cp -r tests/standins/ascend tests/standins/tokenizer "$ctx/"
+  cp -r "$WHEELHOUSE/bench" "$ctx/bench-wheels"
+  build_image "$HOST_IMAGE" tests/standins/host/Containerfile "$ctx" --network none \
+    --build-arg "BASE=$IMAGE" --build-arg "BENCH_RELEASE=$BENCH_RELEASE"
+  rm -rf "$ctx"
+fi
+# The container_runtime scenario's hosts: the host image with a real engine from Debian (Containerfile.engine).
+engine_image() {
+  local ctx
+  ENGINE_IMAGE=localhost/ascend-sglang-engine:$(image_digest "$HOST_IMAGE" tests/standins/host/Containerfile.engine)
+  export SGLANG_MOLECULE_ENGINE_IMAGE=$ENGINE_IMAGE
+  if ! podman image exists "$ENGINE_IMAGE"; then
+    ctx=$(mktemp -d "$CACHE/engine.XXXXXX")
+    build_image "$ENGINE_IMAGE" tests/standins/host/Containerfile.engine "$ctx" --build-arg "BASE=$HOST_IMAGE"
+    rm -rf "$ctx"
+  fi
+}
 # One stand-in wheel per SGLang release a profile can target, versioned <release>+standin: preflight
 # checks the release each server's interpreter imports (a local build of a release counts as it).
 for release in $("$VENV/bin/python" -c 'import sys, yaml; print(" ".join(yaml.safe_load(open(sys.argv[1]))["sglang"]["releases"]))' profiles/_releases.yml); do
@@ -195,17 +235,25 @@ ANSIBLE_COLLECTIONS_PATH="$COLLECTIONS:$(echo "$VENV"/lib/python3*/site-packages
 export ANSIBLE_COLLECTIONS_PATH SGLANG_MOLECULE_COLLECTION=$COLLECTIONS/ansible_collections/ascend/sglang
 export PATH="$VENV/bin:$PATH"
 export SGLANG_MOLECULE_WHEELHOUSE=$WHEELHOUSE SGLANG_MOLECULE_IMAGE=$IMAGE SGLANG_MOLECULE_ROOT=$ROOT
+export SGLANG_MOLECULE_HOST_IMAGE=$HOST_IMAGE
 export SGLANG_MOLECULE_TORCH=$STANDIN_TORCH SGLANG_MOLECULE_TORCH_NPU=$STANDIN_TORCH_NPU
 export SGLANG_MOLECULE_TORCH_NPU_OTHER=$STANDIN_TORCH_NPU_OTHER
 export ANSIBLE_PIPELINING=True ANSIBLE_FORCE_COLOR=0 PY_COLORS=0 ANSIBLE_NOCOLOR=1
 
 # --- run -----------------------------------------------------------------------------------------
+cmd=${MOLECULE_CMD:-test}
 scenarios=("$@")
-if [ ${#scenarios[@]} -eq 0 ]; then
+if [ "${scenarios[0]:-}" = --setup ]; then
+  # Everything above and the container_runtime images, no scenario: .ci/run prepares this beside the tests.
+  cmd=setup scenarios=(container_runtime)
+elif [ ${#scenarios[@]} -eq 0 ]; then
   scenarios=(pd_separation pd_mixed container_runtime)
 fi
-case " ${scenarios[*]} " in *" container_runtime "*) standin_image ;; esac
-cmd=${MOLECULE_CMD:-test}
+case " ${scenarios[*]} " in *" container_runtime "*) standin_image; engine_image ;; esac
+if [ "$cmd" = setup ]; then
+  log "ready: the images, the wheelhouse and the Molecule venv"
+  exit 0
+fi
 passed=0 failed=0 failed_names=()
 for s in "${scenarios[@]}"; do
   if [ "$cmd" = test ] || [ "$cmd" = rollout ]; then

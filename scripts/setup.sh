@@ -36,5 +36,8 @@ if ! .venv/bin/python -c 'import ansible, pytest, yaml' 2>/dev/null; then
 fi
 
 mkdir -p .collections/ansible_collections/ascend
-ln -sfn "$ROOT" .collections/ansible_collections/ascend/sglang
+# Only when missing or elsewhere: .ci/run runs the tests and the lint gates side by side, and both call this
+# script (ln -sfn removes the link before it makes it again: the other run could find none).
+link=.collections/ansible_collections/ascend/sglang
+[ "$(readlink "$link" 2>/dev/null)" = "$ROOT" ] || ln -sfn "$ROOT" "$link"
 echo "setup: ok ($(.venv/bin/ansible --version | sed -n 1p))"

@@ -47,13 +47,27 @@ def test_a_scenario_holds_only_what_differs(scenario):
     assert len(names) == len(set(names)) and all(n.startswith("sgm-") for n in names)
 
 
+# The images scripts/molecule.sh builds: the Ascend-shaped host, and the same with a container engine for the
+# privileged hosts that run one (tests/standins/host).
+HOST_IMAGE, ENGINE_IMAGE = "${SGLANG_MOLECULE_HOST_IMAGE}", "${SGLANG_MOLECULE_ENGINE_IMAGE}"
+
+
 def test_every_platform_is_the_same_container():
     bases = []
     for scenario in SCENARIOS:
         for platform in load(scenario / "molecule.yml")["platforms"]:
             assert PLATFORM_BASE <= set(platform), (scenario.name, platform["name"])
-            bases.append({k: platform[k] for k in PLATFORM_BASE})
+            assert platform["image"] == (ENGINE_IMAGE if platform.get("privileged") else HOST_IMAGE), platform["name"]
+            bases.append({k: platform[k] for k in PLATFORM_BASE - {"image"}})
     assert bases and all(b == bases[0] for b in bases)
+
+
+def test_the_images_are_built_from_the_scripts_containerfiles():
+    script = (ROOT / "scripts" / "molecule.sh").read_text()
+    for image, containerfile in ((HOST_IMAGE, "Containerfile"), (ENGINE_IMAGE, "Containerfile.engine")):
+        assert (ROOT / "tests" / "standins" / "host" / containerfile).is_file()
+        assert f"tests/standins/host/{containerfile} " in script
+        assert f"export {image[2:-1]}=" in script
 
 
 def yaml_files(directory: Path):

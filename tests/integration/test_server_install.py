@@ -97,6 +97,9 @@ def changed(stdout: str) -> int:
 def test_installs_the_reference_stack_offline_then_changes_nothing(tmp_path, wheelhouse, monkeypatch):
     first = install(tmp_path, wheelhouse)
     assert first.returncode == 0, first.stdout[-4000:] + first.stderr[-2000:]
+    # The wheelhouse reached the host whole (ascend.sglang.sglang_wheelhouse: one archive).
+    copied = {p.name: p.read_bytes() for p in (tmp_path / "copied").iterdir()}
+    assert copied == {p.name: p.read_bytes() for p in wheelhouse.iterdir()}
     python = tmp_path / "venv" / "bin" / "python"
     freeze = subprocess.run([str(python), "-m", "pip", "list", "--format=freeze"], capture_output=True, text=True,
                             check=True).stdout.lower().splitlines()
