@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import os
 import posixpath
+import shutil
 import stat
 import tarfile
 import tempfile
+
+from ansible_collections.ascend.sglang.plugins.module_utils._atomic_files import ensure_directory
 
 
 class ArchiveError(Exception):
@@ -48,18 +51,13 @@ def differing(dest: str, files: dict, mode: int) -> tuple[list[str], list[str]]:
 
 
 def _directories(dest: str, name: str, directory_mode: int) -> None:
-    """The missing directories between dest and name's file, created with directory_mode; existing ones keep theirs."""
+    """dest and the directories between it and name's file, each created with directory_mode when missing (an
+    existing one keeps its mode)."""
     path = dest
+    ensure_directory(path, directory_mode, False)
     for part in name.split("/")[:-1]:
         path = os.path.join(path, part)
-        try:
-            st = os.lstat(path)
-        except FileNotFoundError:
-            os.mkdir(path)
-            os.chmod(path, directory_mode)
-            continue
-        if not stat.S_ISDIR(st.st_mode):
-            raise ArchiveError(f"{path} exists and is not a directory")
+        ensure_directory(path, directory_mode, False)
 
 
 def unpack(archive: str, dest: str, files: dict, wanted: list[str], mode: int, directory_mode: int) -> list[str]:
@@ -82,9 +80,6 @@ def unpack(archive: str, dest: str, files: dict, wanted: list[str], mode: int, d
                 raise ArchiveError(f"{member.name!r} is not a regular file of {files[name]['size']} bytes")
         if set(names) != wanted_set:
             raise ArchiveError(f"missing from the archive: {sorted(wanted_set - set(names))}")
-        if not os.path.isdir(dest):
-            os.makedirs(dest, mode=0o755, exist_ok=True)
-            os.chmod(dest, directory_mode)
         written = []
         for member in members:
             name = member.name
@@ -93,12 +88,7 @@ def unpack(archive: str, dest: str, files: dict, wanted: list[str], mode: int, d
             fd, tmp = tempfile.mkstemp(prefix=".sglang-", dir=os.path.dirname(path))
             try:
                 with os.fdopen(fd, "wb") as out:
-                    source = tar.extractfile(member)
-                    while True:
-                        block = source.read(1 << 20)
-                        if not block:
-                            break
-                        out.write(block)
+                    shutil.copyfileobj(tar.extractfile(member), out, 1 << 20)
                 os.chmod(tmp, mode)
                 mtime = int(files[name]["mtime"])
                 os.utime(tmp, (mtime, mtime))
