@@ -4,7 +4,7 @@
 # Prepares everything it needs on a fresh Debian machine (root): podman + debootstrap, the hugetlb cgroup
 # mount crun needs, container ulimits, the locally built base and host images (only when missing), a venv with
 # Molecule (.venv-molecule), the offline wheelhouse (only when missing).
-#   scripts/molecule.sh                 # molecule test for every scenario
+#   scripts/molecule.sh                 # molecule test for every scenario, in two lanes side by side
 #   scripts/molecule.sh pd_mixed        # only the named scenario(s)
 #   MOLECULE_CMD=converge scripts/molecule.sh pd_separation   # another molecule command
 #   MOLECULE_CMD=rollout scripts/molecule.sh pd_separation    # bench/rollout.py on fresh containers (figures)
@@ -254,42 +254,71 @@ if [ "$cmd" = setup ]; then
   log "ready: the images, the wheelhouse and the Molecule venv"
   exit 0
 fi
-passed=0 failed=0 failed_names=()
-for s in "${scenarios[@]}"; do
+# run_scenario S: one scenario; "passed S" or "failed S" into $LANE_LOGS/results. Its output goes to the terminal,
+# or, when lanes run side by side (LANES_SIDE_BY_SIDE=1), into $LANE_LOGS/S.log, printed whole when it ends (one
+# scenario's output at a time, under a lock).
+run_scenario() {
+  local s=$1 start=$SECONDS rc=0 names out=
+  [ "${LANES_SIDE_BY_SIDE:-0}" = 0 ] || { out=$LANE_LOGS/$1.log; : >"$out"; }
+  # to_out CMD...: CMD's output (stdout and stderr) where this scenario's goes.
+  to_out() { if [ -n "$out" ]; then "$@" >>"$out" 2>&1; else "$@"; fi; }
   if [ "$cmd" = test ] || [ "$cmd" = rollout ]; then
-    # Leftovers of an interrupted run (same container names) would make create fail. All test containers
-    # are named sgm-*; nothing else is touched.
-    leftovers=$(podman ps -a --format '{{.Names}}' | grep '^sgm-' || true)
+    # Leftovers of an interrupted run (same container names) would make create fail. Only this scenario's
+    # containers are removed: the other lane's keep running.
+    names=$("$VENV/bin/python" -c 'import sys, yaml; print(" ".join(p["name"] for p in yaml.safe_load(open(sys.argv[1]))["platforms"]))' \
+            "extensions/molecule/$s/molecule.yml")
     # shellcheck disable=SC2086
-    [ -z "$leftovers" ] || podman rm -f -t0 $leftovers >/dev/null
+    podman rm -f -t0 --ignore $names >/dev/null
   fi
-  start=$SECONDS
   log "scenario $s: molecule $cmd"
   if [ "$cmd" = rollout ]; then
     # Fresh containers (create runs prepare), the rollout figures, then the containers go.
-    rc=0
     if [ "$s" != pd_separation ]; then
       log "rollout: bench/rollout.py measures the pd_separation layout only"; rc=2
-    elif molecule create -s "$s"; then
+    elif to_out molecule create -s "$s"; then
       # shellcheck disable=SC2086  # options of bench/rollout.py, e.g. "--delay 30"
-      "$VENV/bin/python" bench/rollout.py ${SGLANG_ROLLOUT_ARGS:-} || rc=$?
+      to_out "$VENV/bin/python" bench/rollout.py ${SGLANG_ROLLOUT_ARGS:-} || rc=$?
     else
       rc=1
     fi
-    molecule destroy -s "$s" >/dev/null || true
-    if [ "$rc" -eq 0 ]; then
-      passed=$((passed + 1)); log "scenario $s: rollout figures in $((SECONDS - start)) s"
-    else
-      failed=$((failed + 1)); failed_names+=("$s"); log "scenario $s: rollout FAILED after $((SECONDS - start)) s"
-    fi
-    continue
-  fi
-  if molecule "$cmd" -s "$s"; then
-    passed=$((passed + 1)); log "scenario $s: passed in $((SECONDS - start)) s"
+    molecule destroy -s "$s" >/dev/null 2>&1 || true
   else
-    failed=$((failed + 1)); failed_names+=("$s"); log "scenario $s: FAILED after $((SECONDS - start)) s"
+    to_out molecule "$cmd" -s "$s" || rc=$?
   fi
-done
-[ "$failed" -eq 0 ] || log "failed: ${failed_names[*]}"
+  {
+    flock 9
+    [ -z "$out" ] || cat "$out"
+    if [ "$rc" -eq 0 ]; then
+      log "scenario $s: passed in $((SECONDS - start)) s"; echo "passed $s" >>"$LANE_LOGS/results"
+    else
+      log "scenario $s: FAILED after $((SECONDS - start)) s"; echo "failed $s" >>"$LANE_LOGS/results"
+    fi
+  } 9>"$LANE_LOGS/print.lock"
+}
+run_lane() {
+  local s
+  for s in "$@"; do run_scenario "$s"; done
+}
+
+# The whole suite runs in two lanes side by side: pd_separation, and pd_mixed then container_runtime. A scenario
+# waits on its services for a good part of its time (health gates, watchdog restarts, request loops), which the
+# other lane fills; each scenario has container names and a network of its own
+# (tests/integration/test_molecule_layout.py), so the lanes share nothing but the images and the collection.
+# SGLANG_MOLECULE_LANES=1 runs them one after another; named scenarios always run one after another.
+LANE_LOGS=$(mktemp -d -t sglang-molecule-logs.XXXXXX)
+trap 'rm -rf "$COLLECTIONS" "$LANE_LOGS"' EXIT
+: >"$LANE_LOGS/results"
+if [ $# -eq 0 ] && [ "$cmd" = test ] && [ "${SGLANG_MOLECULE_LANES:-2}" != 1 ]; then
+  LANES_SIDE_BY_SIDE=1
+  run_lane pd_separation &
+  lane1=$!
+  run_lane pd_mixed container_runtime
+  wait "$lane1" || true
+else
+  run_lane "${scenarios[@]}"
+fi
+passed=$(grep -c '^passed ' "$LANE_LOGS/results" || true)
+failed=$(grep -c '^failed ' "$LANE_LOGS/results" || true)
+[ "$failed" -eq 0 ] || log "failed: $(sed -n 's/^failed //p' "$LANE_LOGS/results" | tr '\n' ' ')"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

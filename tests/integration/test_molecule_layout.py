@@ -58,8 +58,30 @@ def test_every_platform_is_the_same_container():
         for platform in load(scenario / "molecule.yml")["platforms"]:
             assert PLATFORM_BASE <= set(platform), (scenario.name, platform["name"])
             assert platform["image"] == (ENGINE_IMAGE if platform.get("privileged") else HOST_IMAGE), platform["name"]
-            bases.append({k: platform[k] for k in PLATFORM_BASE - {"image"}})
+            bases.append({k: platform[k] for k in PLATFORM_BASE - {"image", "network"}})
     assert bases and all(b == bases[0] for b in bases)
+
+
+def test_scenarios_share_no_container_and_no_network():
+    """scripts/molecule.sh runs scenarios side by side (and removes a scenario's leftovers by its container names):
+    no container name and no network of one scenario may be another's. Molecule's destroy removes the network."""
+    names, networks = {}, {}
+    for scenario in SCENARIOS:
+        platforms = load(scenario / "molecule.yml")["platforms"]
+        nets = {p["network"] for p in platforms}
+        assert len(nets) == 1, (scenario.name, nets)
+        net = nets.pop()
+        assert net not in networks, (net, networks.get(net), scenario.name)
+        networks[net] = scenario.name
+        for p in platforms:
+            assert p["name"] not in names, (p["name"], names.get(p["name"]), scenario.name)
+            names[p["name"]] = scenario.name
+
+
+def test_the_lanes_run_every_scenario_once():
+    script = (ROOT / "scripts" / "molecule.sh").read_text()
+    lanes = re.findall(r"^  run_lane ([\w ]+?)(?: &)?$", script, re.M)
+    assert sorted(" ".join(lanes).split()) == [p.name for p in SCENARIOS], lanes
 
 
 def test_the_images_are_built_from_the_scripts_containerfiles():
