@@ -1,6 +1,6 @@
-"""Profile index: prints README's profile table and (re)writes one playbook per profile.
+"""Profile index: prints README's profile table and packing table, and (re)writes one playbook per profile.
 
-  .venv/bin/python scripts/profiles.py table            # markdown table for README.md
+  .venv/bin/python scripts/profiles.py table            # markdown tables for README.md
   .venv/bin/python scripts/profiles.py playbooks        # write playbooks/<profile>.yml
   .venv/bin/python scripts/profiles.py check            # exit 1 if README or playbooks are stale
 """
@@ -14,13 +14,16 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 import conftest  # noqa: E402,F401  (puts the collection on sys.path)  # pylint: disable=unused-import
 
+from ansible_collections.ascend.sglang.plugins.plugin_utils import _packing  # noqa: E402
 from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import (  # noqa: E402
-    Profile, _read_yaml, available_profiles, load_profile, profiles_dir,
+    NODE_DEVICES, Profile, _read_yaml, available_profiles, load_profile, profiles_dir,
 )
 from ansible_collections.ascend.sglang.plugins.plugin_utils._releases import load_release_tables  # noqa: E402
 
 TABLE_BEGIN = "<!-- profile-table:begin -->"
 TABLE_END = "<!-- profile-table:end -->"
+PACKING_BEGIN = "<!-- packing-table:begin -->"
+PACKING_END = "<!-- packing-table:end -->"
 ALIAS_PLAYBOOK = {"deepseek_r1_pd32": "deepseek_r1_pd32"}
 
 
@@ -93,6 +96,29 @@ def table() -> str:
     return "\n".join(rows)
 
 
+def packing_table() -> str:
+    """Replicas per host (sglang_instances_per_host: max) of every PD-mixed profile (plugins/plugin_utils/_packing.py)."""
+    rows = [
+        "| Profile | HW | NPUs of the node | NPUs per replica | Replicas per host (`max`) | Slices (`--base-gpu-id`), ports |",
+        "|---|---|---|---|---|---|",
+    ]
+    for p in documented():
+        if p.deploy_mode != "pd_mixed":
+            continue
+        spec = p.roles["mixed"]
+        per = _packing.devices_per_replica(p, spec)
+        most = _packing.max_replicas(p)
+        if most > 1:
+            slices = ", ".join(str(_packing.first_device(p, spec, s)) for s in range(most))
+            how = f"{slices}; `--port` {spec.port} + 1000 x replica"
+        elif spec.nnodes > 1:
+            how = f"not packed: an instance spans {spec.nnodes} nodes"
+        else:
+            how = "not packed: an instance uses the whole node"
+        rows.append(f"| `{p.id}` | {p.hardware} | {NODE_DEVICES[p.hardware]} | {per} | {most} | {how} |")
+    return "\n".join(rows)
+
+
 def playbook_text(pid: str, p: Profile) -> str:
     return (
         "---\n"
@@ -113,10 +139,14 @@ def playbooks() -> dict[Path, str]:
     return out
 
 
+def _between(text: str, begin: str, end: str, body: str) -> str:
+    head, rest = text.split(begin, 1)
+    _unused, tail = rest.split(end, 1)
+    return f"{head}{begin}\n{body}\n{end}{tail}"
+
+
 def readme_with_table(text: str) -> str:
-    head, rest = text.split(TABLE_BEGIN, 1)
-    _unused, tail = rest.split(TABLE_END, 1)
-    return f"{head}{TABLE_BEGIN}\n{table()}\n{TABLE_END}{tail}"
+    return _between(_between(text, TABLE_BEGIN, TABLE_END, table()), PACKING_BEGIN, PACKING_END, packing_table())
 
 
 def main(argv: list[str]) -> int:
@@ -124,6 +154,8 @@ def main(argv: list[str]) -> int:
     readme = ROOT / "README.md"
     if cmd == "table":
         print(table())
+        print()
+        print(packing_table())
     elif cmd == "playbooks":
         for path, text in playbooks().items():
             path.write_text(text, encoding="utf-8")
@@ -132,7 +164,7 @@ def main(argv: list[str]) -> int:
         stale = [str(p.relative_to(ROOT)) for p, t in playbooks().items()
                  if not p.exists() or p.read_text(encoding="utf-8") != t]
         if readme.read_text(encoding="utf-8") != readme_with_table(readme.read_text(encoding="utf-8")):
-            stale.append("README.md (profile table)")
+            stale.append("README.md (profile or packing table)")
         if stale:
             print("stale: " + ", ".join(stale) + " (run scripts/profiles.py playbooks)")
             return 1

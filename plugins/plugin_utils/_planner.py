@@ -18,6 +18,7 @@ from typing import Any, Mapping
 from ansible_collections.ascend.sglang.plugins.module_utils import _checks
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _container
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _contract as contract
+from ansible_collections.ascend.sglang.plugins.plugin_utils import _packing
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _settings
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _watchdog
 from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector
@@ -345,7 +346,9 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
         check_role(role, specs[role].args, specs[role].env, errors)
     _check_hardware(profile, inv, errors)
     inv_values = _inventory_values(profile, inv, errors)
-    instances = {role: split_instances(inv, role, specs[role].nnodes, errors) for role in profile.server_roles}
+    instances = {role: _packing.pack(profile, role, specs[role], split_instances(inv, role, specs[role].nnodes, errors),
+                                     overrides, errors)
+                 for role in profile.server_roles}
     releases, supported, changes = _render_for_releases(profile, inv, specs, overrides, errors)
     secret_flags = contract.check_secrets(inv.variables.get("sglang_secrets"), scope, errors)
     _check_secret_flags(secret_flags, specs, releases, errors)
@@ -370,8 +373,9 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
     watched: list[_watchdog.WatchedWorker] = []  # every instance as the router-side watchdog sees it
     planned_instances: list[InstancePlan] = []
     for role in profile.server_roles:
-        spec = specs[role]
         for inst in instances[role]:
+            # A packed replica's own NPUs and ports; the role's launch itself for an instance alone on its hosts.
+            spec = _packing.replica_spec(profile, specs[role], inst.slot, inst.slots, errors, inst.rank0.name)
             bootstrap = spec.bootstrap_port + inst.index if spec.bootstrap_port is not None else None
             if bootstrap is not None and bootstrap > 65535:
                 overridden = "--disaggregation-bootstrap-port" in (overrides.get(role) or {}).get("args", {})
@@ -489,7 +493,9 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
                 releases=releases, supported_releases=supported, release_changes=changes, hosts=hosts,
                 router_upstreams={k: v for k, v in upstreams.items() if v},
                 bench=_bench_in(settings, model_paths, _bench(profile, inv, router_hosts, router_spec, instances, python)),
-                cards=profile.cards_used({role: len(inv.groups[role]) for role in profile.server_roles}),
+                # Nodes the servers occupy, a packed replica counting as one node of its share.
+                cards=profile.cards_used({role: sum(inst.nnodes for inst in instances[role])
+                                          for role in profile.server_roles}),
                 runtime="container" if settings is not None else "host",
                 container=settings,
                 hardware=profile.hardware, preflight=preflight, instances=planned_instances,

@@ -201,6 +201,11 @@ def _restart_only(value: Any, errors: Collector, where: c.Where) -> Any:
     return value
 
 
+def _replicas(value: Any, errors: Collector, where: c.Where) -> Any:
+    """sglang_instances_per_host: a count of replicas, or max (plugins/plugin_utils/_packing.py)."""
+    return "max" if value == "max" else c.integer(value, errors, where, 1, 16)
+
+
 def _int(low: int, high: int) -> Check:
     return lambda value, errors, where: c.integer(value, errors, where, low, high)
 
@@ -253,6 +258,9 @@ TABLE: tuple[Setting, ...] = (
       c.address),
     S("sglang_nic", HOST, "Interface of HCCL/GLOO (every rank of a multi-node instance).", c.nic),
     S("sglang_hardware", HOST, "A2 or A3: checked against the profile.", c.hardware),
+    S("sglang_instances_per_host", HOST, "Replicas of a single-node PD-mixed instance on the host, each on its own "
+      "NPUs (--base-gpu-id) and ports: a number (1..16) or max, as many as the host's NPUs hold (the planner "
+      "refuses it for any other profile).", _replicas, 1, "raw"),
     F("sglang_etc_dir", HOST, "Directory of C(cann_env.sh) and of the services' C(<name>.env) files.", c.unit_path,
       "/etc/sglang", "path", entries=("cann_env:main", "sglang_service:render") + _SVC_R,
       defaults_in=("cann_env", "sglang_service"), reaches="launcher, watchdog unit ExecStart="),

@@ -51,6 +51,9 @@ class Instance:
     role: str
     index: int
     hosts: tuple[HostFacts, ...]
+    # Dense packing (plugins/plugin_utils/_packing.py): this replica's place among the `slots` its host runs.
+    slot: int = 0
+    slots: int = 1
 
     @property
     def rank0(self) -> HostFacts:

@@ -35,7 +35,8 @@ def golden_layout(profile: _profile.Profile) -> sd.Layout:
     return lay
 
 
-def golden_inventory(lay: sd.Layout) -> _topology.Inventory:
+def golden_inventory(lay: sd.Layout, server_vars: dict | None = None) -> _topology.Inventory:
+    """The documented layout as an inventory; ``server_vars``: more variables of every server host."""
     groups: dict[str, list[str]] = {"prefill": [], "decode": [], "mixed": [], "router": []}
     hostvars: dict[str, dict[str, str]] = {}
     for role in ("prefill", "decode", "mixed"):
@@ -43,7 +44,7 @@ def golden_inventory(lay: sd.Layout) -> _topology.Inventory:
             name = f"{role}{i}"
             groups[role].append(name)
             hostvars[name] = {"ansible_host": f"192.0.2.{len(hostvars) + 1}", "sglang_host_ip": address,
-                              "sglang_nic": lay.nic}
+                              "sglang_nic": lay.nic, **(server_vars or {})}
     if lay.router:
         groups["router"].append("router0")
         hostvars["router0"] = {"sglang_host_ip": lay.router}

@@ -167,6 +167,27 @@ def test_rejected_plan_stops_before_writing(tmp_path: Path) -> None:
     assert not out.exists()
 
 
+def test_packing_from_the_command_line_renders_every_replica(tmp_path: Path) -> None:
+    """-e sglang_instances_per_host=max on the 1-card Qwen3-30B profile: 8 replicas on the A3 host, each its own NPUs
+    and port; -e with a count the node cannot hold stops the run naming host, group and variable."""
+    out = tmp_path / "render"
+    render(ROOT / "inventories" / "mixed_a3", out, "-e", "sglang_profile=qwen3_30b_a3_1c_mixed_3k5_1k5_50ms",
+           "-e", "sglang_instances_per_host=max")
+    units = sorted(p.name for p in (out / "a3-mixed-0").glob("sglang-mixed-*.service"))
+    assert units == [f"sglang-mixed-i{i}-r0.service" for i in range(8)]
+    slices = set()
+    for i in range(8):
+        argv = json.loads((out / "a3-mixed-0" / f"sglang-mixed-i{i}-r0.json").read_text())["argv"]
+        slices.add(argv[argv.index("--base-gpu-id") + 1])
+        assert argv[argv.index("--port") + 1] == str(7239 + 1000 * i)
+    assert slices == {str(2 * i) for i in range(8)}
+    proc = render(ROOT / "inventories" / "mixed_a3", tmp_path / "refused", "-e",
+                  "sglang_profile=qwen3_30b_a3_1c_mixed_3k5_1k5_50ms", "-e", "sglang_instances_per_host=9", check=False)
+    assert proc.returncode != 0 and not (tmp_path / "refused").exists()
+    assert ("group 'mixed', host 'a3-mixed-0', variable 'sglang_instances_per_host': 9 replicas of 2 NPUs do not fit "
+            "the 16 NPUs of an A3 node: at most 8") in proc.stdout
+
+
 def test_unknown_profile_is_named(tmp_path: Path) -> None:
     proc = render(ROOT / "inventories" / "example", tmp_path / "x", "-e", "sglang_profile=deepseek_r1_pd33",
                   check=False)

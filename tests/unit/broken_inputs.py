@@ -40,6 +40,12 @@ MIXED = {  # qwen3_480b_a3_16c_mixed_3k5_1k5_50ms: one PD-mixed instance on 2 no
                          "m1": {"sglang_host_ip": "10.9.3.2", "sglang_nic": "ib0"}}},
 }
 
+ONE_CARD = {  # qwen3_30b_a3_1c_mixed_3k5_1k5_50ms: a single-node PD-mixed instance on 2 of the 16 dies
+    "profile": "qwen3_30b_a3_1c_mixed_3k5_1k5_50ms",
+    "vars": {"sglang_model_path": "/data/m", "sglang_draft_model_path": "/data/d"},
+    "groups": {"mixed": {"m0": {"sglang_host_ip": "10.9.3.1"}}},
+}
+
 
 def with_(base: dict, change: Callable[[dict], Any]) -> dict:
     case = copy.deepcopy(base)
@@ -157,6 +163,24 @@ CASES = [
      "variable 'sglang_overrides.prefill.args.--port': --port must be a port number"),
     ("unsupported router release", with_(PD32, setvar("sglang_router_release", "0.2.0")),
      "variable 'sglang_router_release': sglang-router 0.2.0 is not a release"),
+    # Dense packing (sglang_instances_per_host).
+    ("replicas of a PD-separated role", with_(PD32, hostvar("prefill", "p0", "sglang_instances_per_host", 2)),
+     "group 'prefill', host 'p0', variable 'sglang_instances_per_host': only a single-node PD-mixed instance that "
+     "uses part of its node can run several replicas on a host; profile 'deepseek_r1_a3_32c_pd_3k5_1k5_50ms' runs prefill servers"),
+    ("replicas of a multi-node instance", with_(MIXED, hostvar("mixed", "m1", "sglang_instances_per_host", "max")),
+     "group 'mixed', host 'm1', variable 'sglang_instances_per_host': only a single-node PD-mixed instance that uses "
+     "part of its node can run several replicas on a host; profile 'qwen3_480b_a3_16c_mixed_3k5_1k5_50ms' runs mixed "
+     "instances of 2 nodes"),
+    ("more replicas than the node holds", with_(ONE_CARD, hostvar("mixed", "m0", "sglang_instances_per_host", 9)),
+     "group 'mixed', host 'm0', variable 'sglang_instances_per_host': 9 replicas of 2 NPUs do not fit the 16 NPUs "
+     "of an A3 node: at most 8 (or set max)"),
+    ("a replica count that is not a number", with_(ONE_CARD, hostvar("mixed", "m0", "sglang_instances_per_host", "all")),
+     "group 'mixed', host 'm0', variable 'sglang_instances_per_host': must be an integer, got a string 'all'"),
+    ("a hand-made device slice on a packed host",
+     with_(ONE_CARD, lambda c: (hostvar("mixed", "m0", "sglang_instances_per_host", 2)(c),
+                                override("mixed", "args", {"--base-gpu-id": 2})(c))),
+     "group 'mixed', host 'm0', variable 'sglang_overrides.mixed.args.--base-gpu-id': gives every replica the same "
+     "NPUs"),
 ]
 
 

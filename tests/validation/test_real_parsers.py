@@ -12,11 +12,13 @@ import pytest
 
 import parsers
 import test_golden as golden
-from ansible_collections.ascend.sglang.plugins.plugin_utils import _planner, _profile
+from ansible_collections.ascend.sglang.plugins.plugin_utils import _packing, _planner, _profile
 from ansible_collections.ascend.sglang.plugins.plugin_utils._releases import load_release_tables
 
 TABLES = load_release_tables()
 PROFILES = [p for p in _profile.available_profiles() if p not in golden.ALIASES]
+# The profiles whose hosts can run several replicas (sglang_instances_per_host).
+PACKABLE = [p for p in PROFILES if _packing.packable(_profile.load_profile(p), "mixed")]
 
 
 MISTAKES = [["--tp", "16"], ["--dp", "16"], ["--moe-dense-tp", "1"],
@@ -50,6 +52,10 @@ def _parse_everything_once():
         if first:
             wanted.setdefault(("server", table.releases[first - 1]), []).extend(
                 argv for _unused, argv in commands(plan, router=False))
+    for pid in PACKABLE:
+        for release in rendered(pid).supported_releases["sglang"]:
+            wanted.setdefault(("server", release), []).extend(
+                argv for _unused, argv in commands(rendered(pid, release, packed=True), router=False))
     for change in table.changes:
         old, new = change_probes(change)
         for release in table.releases:
@@ -68,9 +74,12 @@ def need(kind: str, release: str) -> None:
         pytest.skip(f"{kind} parser {release} not installed; run tests/validation/setup_parsers.sh")
 
 
-def rendered(pid: str, release: str | None = None, router_release: str | None = None) -> _planner.Plan:
+def rendered(pid: str, release: str | None = None, router_release: str | None = None, packed: bool = False
+             ) -> _planner.Plan:
+    """The profile on its documented layout; ``packed``: every server host runs as many replicas as it holds."""
     profile = _profile.load_profile(pid)
-    inv = golden.golden_inventory(golden.golden_layout(profile))
+    inv = golden.golden_inventory(golden.golden_layout(profile),
+                                  {"sglang_instances_per_host": "max"} if packed else None)
     if release:
         inv.variables["sglang_release"] = release
     if router_release:
@@ -95,6 +104,26 @@ def test_server_commands_parse_with_every_supported_release(release: str) -> Non
             batch.append(argv)
             where.append(f"{pid} {name}")
     assert batch, f"no profile supports {release}"
+    failures = [f"{w}: {r['error']}" for w, r in zip(where, parsers.parsed("server", release, batch)) if not r["ok"]]
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("release", TABLES["sglang"].releases)
+def test_packed_replicas_parse_with_every_supported_release(release: str) -> None:
+    """Every replica of a host packed to the full (its own --base-gpu-id and --port) is a valid launch."""
+    need("server", release)
+    batch, where = [], []
+    for pid in PACKABLE:
+        if release not in rendered(pid).supported_releases["sglang"]:
+            continue
+        plan = rendered(pid, release, packed=True)
+        argvs = commands(plan, router=False)
+        server_hosts = [h for h, hp in plan.hosts.items() if any(s.role == "mixed" for s in hp.services)]
+        assert len(argvs) == _packing.max_replicas(_profile.load_profile(pid)) * len(server_hosts) > 1, pid
+        for name, argv in argvs:
+            batch.append(argv)
+            where.append(f"{pid} {name}")
+    assert batch, f"no packable profile supports {release}"
     failures = [f"{w}: {r['error']}" for w, r in zip(where, parsers.parsed("server", release, batch)) if not r["ok"]]
     assert not failures, "\n".join(failures)
 

@@ -9,7 +9,7 @@
       the completion and the streamed chat completion sent through the router were answered by a ROLE
       stand-in; for PD (ROLE=decode) the bootstrap_host/bootstrap_port it received are a planned prefill
       instance's address and bootstrap port, and that prefill stand-in got the same bootstrap_room.
-  check.py restarts BEFORE.json AFTER.json ROLE[,ROLE]
+  check.py restarts BEFORE.json AFTER.json ROLE[,ROLE]   (a role such as decode, or an instance key such as mixed-i0)
       exactly the units of the given roles got a new systemd InvocationID.
   check.py containers COLLECTED.json IMAGE
       container runtime: every service runs in a running container of its unit's name from IMAGE; no watchdog does.
@@ -159,17 +159,19 @@ def check_route(render_dir: str, probe_path: str, requests_path: str, role: str)
 
 
 def check_restarts(before_path: str, after_path: str, roles: str) -> None:
+    """``roles``: comma-separated roles (decode) or instance keys (mixed-i0) whose units must have restarted; every
+    other unit must not have."""
     before = json.loads(pathlib.Path(before_path).read_text())
     after = json.loads(pathlib.Path(after_path).read_text())
     wanted = set(roles.split(","))
     for host, units in sorted(before.items()):
         for unit, item in sorted(units.items()):
             # A watchdog (sglang-watchdog-<service>) counts with its service: deployment restarts both.
-            role = unit.removeprefix("sglang-watchdog-").split("-")[1]
+            key = unit.removeprefix("sglang-watchdog-").removeprefix("sglang-")  # mixed-i0-r0, router-i0
             old = item["systemd"].get("InvocationID")
             new = after.get(host, {}).get(unit, {}).get("systemd", {}).get("InvocationID")
             restarted = old != new
-            report(restarted == (role in wanted),
+            report(restarted == any(key == w or key.startswith(w + "-") for w in wanted),
                    f"{host}/{unit}: {'restarted' if restarted else 'not restarted'}"
                    f" (ActiveEnterTimestamp {item['systemd'].get('ActiveEnterTimestamp')} -> "
                    f"{after.get(host, {}).get(unit, {}).get('systemd', {}).get('ActiveEnterTimestamp')})")
