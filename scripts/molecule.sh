@@ -258,7 +258,8 @@ fi
 # or, when lanes run side by side (LANES_SIDE_BY_SIDE=1), into $LANE_LOGS/S.log, printed whole when it ends (one
 # scenario's output at a time, under a lock).
 run_scenario() {
-  local s=$1 start=$SECONDS rc=0 names out=
+  local s=$1 start=$SECONDS rc=0 names out='' ok_word=passed failed_word=FAILED
+  [ "$cmd" != rollout ] || { ok_word="rollout figures"; failed_word="rollout FAILED"; }
   [ "${LANES_SIDE_BY_SIDE:-0}" = 0 ] || { out=$LANE_LOGS/$1.log; : >"$out"; }
   # to_out CMD...: CMD's output (stdout and stderr) where this scenario's goes.
   to_out() { if [ -n "$out" ]; then "$@" >>"$out" 2>&1; else "$@"; fi; }
@@ -289,9 +290,9 @@ run_scenario() {
     flock 9
     [ -z "$out" ] || cat "$out"
     if [ "$rc" -eq 0 ]; then
-      log "scenario $s: passed in $((SECONDS - start)) s"; echo "passed $s" >>"$LANE_LOGS/results"
+      log "scenario $s: $ok_word in $((SECONDS - start)) s"; echo "passed $s" >>"$LANE_LOGS/results"
     else
-      log "scenario $s: FAILED after $((SECONDS - start)) s"; echo "failed $s" >>"$LANE_LOGS/results"
+      log "scenario $s: $failed_word after $((SECONDS - start)) s"; echo "failed $s" >>"$LANE_LOGS/results"
     fi
   } 9>"$LANE_LOGS/print.lock"
 }

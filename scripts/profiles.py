@@ -110,7 +110,7 @@ def packing_table() -> str:
         most = _packing.max_replicas(p)
         if most > 1:
             slices = ", ".join(str(_packing.first_device(p, spec, s)) for s in range(most))
-            how = f"{slices}; `--port` {spec.port} + 1000 x replica"
+            how = f"{slices}; `--port` {spec.port} + {_packing.PORT_STRIDE} x replica"
         elif spec.nnodes > 1:
             how = f"not packed: an instance spans {spec.nnodes} nodes"
         else:

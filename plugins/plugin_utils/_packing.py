@@ -49,16 +49,17 @@ def max_replicas(profile: Profile, role: str = "mixed") -> int:
     if not packable(profile, role):
         return 1
     per = devices_per_replica(profile, profile.roles[role])
-    node = NODE_DEVICES[profile.hardware]
-    # A3: a replica of an odd number of dies would split a card; slices start on even dies.
-    step = per + per % 2 if profile.hardware == "A3" else per
-    return max(1, (node - per) // step + 1)
+    return max(1, (NODE_DEVICES[profile.hardware] - per) // _step(profile, per) + 1)
+
+
+def _step(profile: Profile, per: int) -> int:
+    """Devices from one replica's first NPU to the next one's. A3: a replica of an odd number of dies would split a
+    card, so slices start on even dies."""
+    return per + per % 2 if profile.hardware == "A3" else per
 
 
 def first_device(profile: Profile, spec: RoleSpec, slot: int) -> int:
-    per = devices_per_replica(profile, spec)
-    step = per + per % 2 if profile.hardware == "A3" else per
-    return slot * step
+    return slot * _step(profile, devices_per_replica(profile, spec))
 
 
 def replicas(profile: Profile, role: str, spec: RoleSpec, host: str, value: Any, overrides: Mapping[str, Any],
