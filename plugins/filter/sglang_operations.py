@@ -9,7 +9,7 @@ from __future__ import annotations
 from ansible_collections.ascend.sglang.plugins.module_utils._started import record_path
 from ansible_collections.ascend.sglang.plugins.module_utils._units import service_units
 from ansible_collections.ascend.sglang.plugins.plugin_utils._instances import (
-    instances, pending_instances, routers, without_env,
+    batch_size, failed_items, instances, pending_instances, restart_batches, routers, without_env,
 )
 from ansible_collections.ascend.sglang.plugins.plugin_utils._status import watchdog_lines
 
@@ -22,6 +22,17 @@ def sglang_instances(plan):
 def sglang_pending_instances(plan, status_by_host):
     """Keys of the instances with a restart pending on a rank (host -> its sglang_service_status result)."""
     return pending_instances(plan, status_by_host)
+
+
+def sglang_restart_batches(selected, batch=1, fleet=0):
+    """The batches of a rolling restart: at most ``batch`` instances (a count, or a percentage of ``fleet``) at once,
+    never two roles in one batch."""
+    return restart_batches(selected or [], batch_size(batch, int(fleet)))
+
+
+def sglang_failed_items(result):
+    """The instances or services a failed looped task of a rolling restart failed on."""
+    return failed_items(result)
 
 
 def sglang_start_records(services):
@@ -57,7 +68,7 @@ def sglang_without_env(services):
 
 class FilterModule:
     def filters(self):
-        return {"sglang_instances": sglang_instances, "sglang_pending_instances": sglang_pending_instances,
+        return {"sglang_failed_items": sglang_failed_items, "sglang_instances": sglang_instances, "sglang_pending_instances": sglang_pending_instances,
                 "sglang_rollout_failures": sglang_rollout_failures,
-                "sglang_routers": sglang_routers, "sglang_start_records": sglang_start_records,
+                "sglang_restart_batches": sglang_restart_batches, "sglang_routers": sglang_routers, "sglang_start_records": sglang_start_records,
                 "sglang_watchdog_lines": sglang_watchdog_lines, "sglang_without_env": sglang_without_env}

@@ -29,6 +29,7 @@ from ansible_collections.ascend.sglang.plugins.module_utils._http import http_ge
 from ansible_collections.ascend.sglang.plugins.module_utils._npu_smi import (
     driver_version, parse_install_info, parse_npu_smi_info, toolkit_version,
 )
+from ansible_collections.ascend.sglang.plugins.module_utils._npu_topo import format_cpu_list, parse_topo
 from ansible_collections.ascend.sglang.plugins.module_utils._server_stack import MODULES, PROBE_SCRIPT, parse_probe
 from ansible_collections.ascend.sglang.plugins.module_utils._started import check_units
 
@@ -81,6 +82,30 @@ def observe_npu(npu_smi: str = "npu-smi", timeout: float = 30) -> dict[str, Any]
         text = (err or out).strip().splitlines()
         error = f"`{npu_smi} info` exit {rc}: " + (text[-1] if text else "no device listed")
     return {"available": rc == 0 and bool(info.chips), "command": path, "error": error, "info": info.as_dict()}
+
+
+def observe_topo(npu_smi: str = "npu-smi", timeout: float = 30) -> dict[str, Any]:
+    """``npu-smi info -t topo``: NPU index -> the CPU list near it (none when the output has no CPU affinity)."""
+    path = which(npu_smi)
+    if not path:
+        return {"npus": {}, "error": f"{npu_smi} not found in PATH"}
+    rc, out, err = run([path, "info", "-t", "topo"], timeout=timeout)
+    npus = parse_topo(out) if rc == 0 else {}
+    error = None
+    if not npus:
+        text = (err or out).strip().splitlines()
+        error = (f"`{npu_smi} info -t topo` exit {rc}: " + (text[-1] if text else "no output")) if rc != 0 else \
+            f"`{npu_smi} info -t topo` shows no CPU Affinity"
+    return {"npus": {str(n): format_cpu_list(cpus) for n, cpus in sorted(npus.items())}, "error": error}
+
+
+def observe_online_cpus(path: str = "/sys/devices/system/cpu/online") -> str | None:
+    """The host's online CPUs as a CPU list (what a unit may be pinned to)."""
+    try:
+        with open(path, encoding="ascii") as handle:
+            return handle.read().strip() or None
+    except OSError:
+        return None
 
 
 def read_info(path: str) -> dict[str, Any]:
@@ -381,6 +406,7 @@ def observe(req: Mapping[str, Any], npu_smi: str = "npu-smi", driver_info: str =
                     for r in req.get("runtimes") or []}
         health = {h["service"]: pool.submit(http_status, h["url"], probe_timeout) for h in req.get("health") or []}
         npu = pool.submit(observe_npu, npu_smi) if req.get("npu") else None
+        topo = pool.submit(observe_topo, npu_smi) if req.get("npu") else None
         fabric_req = req.get("fabric") or {}
         fabric = (pool.submit(_fabric.observe_nics, tool_run, list(fabric_req.get("devices") or []),
                               list(fabric_req.get("queries") or []), hccn_tool or _fabric.HCCN_TOOL)
@@ -405,6 +431,9 @@ def observe(req: Mapping[str, Any], npu_smi: str = "npu-smi", driver_info: str =
         observed["runtimes"] = {k: f.result() for k, f in runtimes.items()}
         observed["health"] = {k: f.result() for k, f in health.items()}
         observed["npu"] = npu.result() if npu else None
+        if topo:
+            observed["topo"] = topo.result()
+            observed["cpus_online"] = observe_online_cpus()
         if fabric:
             observed["fabric"] = fabric.result()
         if chips:

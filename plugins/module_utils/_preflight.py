@@ -27,6 +27,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ansible_collections.ascend.sglang.plugins.module_utils import _checks, _fabric_checks
+from ansible_collections.ascend.sglang.plugins.module_utils._cpu_checks import check_cpu_affinity
 from ansible_collections.ascend.sglang.plugins.module_utils._doctor_checks import check_doctor
 from ansible_collections.ascend.sglang.plugins.module_utils._file_checks import check_files
 from ansible_collections.ascend.sglang.plugins.module_utils._findings import Context, Finding, Findings
@@ -116,6 +117,7 @@ def check_host(host: str, host_plan: Mapping[str, Any], observed: Mapping[str, A
         return out.items
     if is_server_host(host_plan):
         check_npu(out, host_plan, observed, ctx)
+        check_cpu_affinity(out, host_plan, observed)
         check_versions(out, observed, ctx, toolkit_on_host=container(host_plan) is None)
     check_container(out, host_plan, observed)
     check_files(out, host_plan, observed)

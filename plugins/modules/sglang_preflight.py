@@ -15,7 +15,9 @@ description:
     aggregation step (M(ascend.sglang.sglang_preflight_report)) decides.
   - "Server hosts: NPU generation vs the profile's C(hardware); enough devices for each service (C(--tp-size) /
     nnodes from C(--base-gpu-id)); device health; no foreign process on them; free HBM; driver and CANN toolkit
-    present (and at least the minimum versions when given)."
+    present (and at least the minimum versions when given); C(cpu_affinity): the CPUs each server is pinned to
+    (C(sglang_npu_cpus)) against C(npu-smi info -t topo) and the host's online CPUs (pinned to CPUs the host does
+    not have fails; unpinned, or pinned elsewhere than the topology says, warns with the value to set)."
   - "All hosts: the CANN scripts of the host plan exist; the model directory has C(config.json)
     (C(quant_model_description.json) with C(--quantization modelslim)), the draft model directory
     (C(--speculative-draft-model-path)), C(--init-expert-location); the HCCL/GLOO NIC of multi-node services exists

@@ -192,11 +192,12 @@ def npu_ids(node_devices: int, base_gpu_id: int, devices_per_node: int | None) -
 
 def service_container(settings: Settings, name: str, npus: Sequence[int] | None, model_paths: Sequence[str],
                       env_names: Sequence[str], cann_sources: Sequence[str],
-                      secret_flags: Sequence[str], *, fabric: bool = False) -> ServiceContainer:
+                      secret_flags: Sequence[str], *, fabric: bool = False, cpus: str | None = None) -> ServiceContainer:
     """One service's container: devices, mounts and the engine command that precedes its argv.
     ``npus`` is None for the router (no NPU, no driver). ``fabric``: its NPUs talk to other hosts (a rank of a
     multi-node instance, a PD server): the host's /etc/hccn.conf is mounted read-only, as Ascend's images expect
-    (without it the service starts and its KV transfer or HCCL links fail)."""
+    (without it the service starts and its KV transfer or HCCL links fail). ``cpus``: the CPU list the rank is
+    pinned to (sglang_npu_cpus), given to the container as its cpuset."""
     devices: list[str] = []
     mounts: list[str] = []
     visible: str | None = None
@@ -219,6 +220,8 @@ def service_container(settings: Settings, name: str, npus: Sequence[int] | None,
         # a second copy of every line (and "passthrough" would file the output under the container's cgroup,
         # where journalctl -u does not look).
         run += ["--log-driver", "none"]
+    if cpus:
+        run += ["--cpuset-cpus", cpus]
     for device in devices:
         run += ["--device", device]
     for mount in mounts:

@@ -71,3 +71,67 @@ def pending_instances(plan: Mapping[str, Any], status_by_host: Mapping[str, Any]
                 out.append(inst["key"])
                 break
     return out
+
+
+def batch_size(value: Any, fleet: int) -> int:
+    """How many instances restart.yml may take out of service at once (``sglang_restart_batch``), with the meaning
+    of a Kubernetes maxUnavailable: a count (``2``, ``"2"``), or a percentage of the fleet's server instances
+    (``"25%"``) rounded down, at least 1. The settings table has checked the value's form; this raises ValueError on
+    anything else (a caller that skipped the check)."""
+    if isinstance(value, bool):
+        raise ValueError(f"sglang_restart_batch must be a count or a percentage, got {value!r}")
+    text = str(value).strip()
+    if text.endswith("%"):
+        percent = int(text[:-1])
+        if not 1 <= percent <= 100:
+            raise ValueError(f"sglang_restart_batch must be 1% to 100%, got {text}")
+        return max(1, fleet * percent // 100)
+    count = int(text)
+    if count < 1:
+        raise ValueError(f"sglang_restart_batch must be at least 1, got {count}")
+    return count
+
+
+def restart_batches(selected: Iterable[Mapping[str, Any]], size: int) -> list[dict[str, Any]]:
+    """The batches of a rolling restart: the selected instances (``instances()`` items, rollout order) in runs of at
+    most ``size``. A batch never mixes roles, so prefill instances are all back before any decode instance goes,
+    as with one instance at a time. Each batch carries its instances, every rank's service, the ranks other than
+    rank 0 (checked active once rank 0 is healthy), a label, and whether it takes every instance of its role out
+    of service at once (restart.yml warns: the deployment cannot serve meanwhile)."""
+    out: list[dict[str, Any]] = []
+    for inst in selected:
+        last = out[-1] if out else None
+        if last is None or last["role"] != inst["role"] or len(last["instances"]) >= size:
+            last = {"role": inst["role"], "instances": []}
+            out.append(last)
+        last["instances"].append(dict(inst))
+    for number, batch in enumerate(out, 1):
+        members = batch["instances"]
+        batch.update(
+            number=number, count=len(out), labels=[i["label"] for i in members],
+            label=", ".join(i["label"] for i in members),
+            services=[svc for i in members for svc in i["services"]],
+            others=[svc for i in members for svc in i["services"][1:]],
+            hosts=list(dict.fromkeys(h for i in members for h in i["hosts"])),
+            whole_role=len(members) == members[0]["role_instances"] and len(members) > 1)
+    return out
+
+
+# The loop variables of restart.yml's tasks (playbooks/tasks/ops_restart_batch.yml) and what names each item.
+_ITEM_NAMES = (("__sglang_inst", "label"), ("__sglang_svc", "name"))
+
+
+def failed_items(result: Any) -> list[str]:
+    """What a failed looped task of a rolling restart failed on: the label of each failed item's instance, the name
+    of its service, or the instance of its (instance, router) pair; empty for a task without a loop."""
+    out: list[str] = []
+    items = result.get("results") if isinstance(result, Mapping) else None
+    for item in items if isinstance(items, list) else []:
+        if not isinstance(item, Mapping) or not item.get("failed"):
+            continue
+        pair = item.get("__sglang_pair")
+        named = [item[var].get(key) for var, key in _ITEM_NAMES if isinstance(item.get(var), Mapping)]
+        if isinstance(pair, (list, tuple)) and pair and isinstance(pair[0], Mapping):
+            named.append(pair[0].get("label"))
+        out.extend(str(n) for n in named if n)
+    return list(dict.fromkeys(out))

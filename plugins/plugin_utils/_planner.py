@@ -15,7 +15,7 @@ import dataclasses
 import re
 from typing import Any, Mapping
 
-from ansible_collections.ascend.sglang.plugins.module_utils import _checks
+from ansible_collections.ascend.sglang.plugins.module_utils import _checks, _npu_topo
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _container
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _contract as contract
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _packing
@@ -97,6 +97,9 @@ class Service:
     worker: dict[str, Any] | None = None
     # A router started with --mini-lb: no worker API, no readiness endpoint.
     mini_lb: bool = False
+    # A server rank pinned to the CPUs near its NPUs (sglang_npu_cpus): the unit's CPUAffinity=, a container's
+    # --cpuset-cpus; None: unpinned.
+    cpus: str | None = None
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Service:
@@ -424,12 +427,14 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
                     worker=dict(worker) if rank == 0 else None,
                     python=python if settings is None else None,
                 )
+                svc.cpus = _pinned_cpus(host.settings.get("sglang_npu_cpus"), svc.devices, name,
+                                        contract.Where("sglang_npu_cpus", role, host.name), errors)
                 if settings is not None:
                     svc.container = _container.service_container(
                         settings, name, _container.npu_ids(NODE_DEVICES[profile.hardware], spec.base_gpu_id,
                                                            spec.devices_per_node),
                         model_paths, list(svc.env), spec.cann.sources, svc.secret_flags,
-                        fabric=inst.nnodes > 1 or role in ("prefill", "decode"))
+                        fabric=inst.nnodes > 1 or role in ("prefill", "decode"), cpus=svc.cpus)
                 hosts.setdefault(host.name, HostPlan(host_tuning=dict(profile.host_tuning), cann={}, services=[]))
                 _merge_cann(hosts[host.name], spec.cann)
                 hosts[host.name].services.append(svc)
@@ -566,6 +571,20 @@ def _number(text: str | None) -> float | None:
         return float(text) if text is not None else None
     except ValueError:
         return None
+
+
+def _pinned_cpus(near: Mapping[int, str] | None, devices: list[int], name: str, where: contract.Where,
+                 errors: Collector) -> str | None:
+    """The CPUs a server rank is pinned to: those near each of its NPUs (sglang_npu_cpus of its host, as
+    ``npu-smi info -t topo`` gives them); None when the host sets none."""
+    if not near or not devices:
+        return None
+    missing = [d for d in devices if d not in near]
+    if missing:
+        where.add(errors, f"has no CPUs for NPU {', '.join(map(str, missing))} of {name} (NPUs {devices[0]}-"
+                          f"{devices[-1]}): give every NPU of the host, as `npu-smi info -t topo` lists them")
+        return None
+    return _npu_topo.format_cpu_list(cpu for d in devices for cpu in _npu_topo.parse_cpu_list(near[d]))
 
 
 def _devices(spec: RoleSpec, nnodes: int, values: Mapping[str, Any]) -> list[int]:

@@ -23,6 +23,7 @@ import dataclasses
 import re
 from typing import Any, Callable, Mapping
 
+from ansible_collections.ascend.sglang.plugins.module_utils import _npu_topo
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _contract as c
 from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector
 
@@ -201,6 +202,41 @@ def _restart_only(value: Any, errors: Collector, where: c.Where) -> Any:
     return value
 
 
+def _restart_batch(value: Any, errors: Collector, where: c.Where) -> Any:
+    """sglang_restart_batch: a count, or a percentage of the server instances (plugin_utils/_instances.py)."""
+    text = value.strip() if isinstance(value, str) else None
+    if text is not None and re.fullmatch(r"[0-9]{1,3}%", text) and 1 <= int(text[:-1]) <= 100:
+        return text
+    if (isinstance(value, int) and not isinstance(value, bool)) or (text and re.fullmatch(r"[0-9]{1,10}", text)):
+        return c.integer(int(value), errors, where, 1, 100000)
+    where.add(errors, f"must be a count of instances (1, 2, ...) or a percentage of them from 1% to 100%, "
+                      f"got {c.shown(value)}")
+    return None
+
+
+def _npu_cpus(value: Any, errors: Collector, where: c.Where) -> Any:
+    """sglang_npu_cpus: NPU (device) index -> the CPU list near it, as ``npu-smi info -t topo`` gives it
+    (module_utils/_npu_topo.py); {} = not pinned."""
+    if value is None or value == {}:
+        return {}
+    if not isinstance(value, Mapping):
+        where.add(errors, f"must be a mapping of NPU index to CPU list (e.g. {{0: '144-167'}}), got {c.shown(value)}")
+        return None
+    out: dict[int, str] = {}
+    for key, cpus in value.items():
+        index = key if isinstance(key, int) and not isinstance(key, bool) else (
+            int(key) if isinstance(key, str) and re.fullmatch(r"[0-9]{1,2}", key) else None)
+        if index is None or not 0 <= index <= 15:
+            where.add(errors, f"key {c.shown(key)} is not an NPU index (0..15)")
+            continue
+        text = str(cpus) if isinstance(cpus, (int, str)) and not isinstance(cpus, bool) else ""
+        try:
+            out[index] = _npu_topo.format_cpu_list(_npu_topo.parse_cpu_list(text))
+        except ValueError:
+            where.add(errors, f"NPU {index}: {c.shown(cpus)} is not a CPU list (e.g. 0-23,48-71)")
+    return dict(sorted(out.items()))
+
+
 def _replicas(value: Any, errors: Collector, where: c.Where) -> Any:
     """sglang_instances_per_host: a count of replicas, or max (plugins/plugin_utils/_packing.py)."""
     return "max" if value == "max" else c.integer(value, errors, where, 1, 16)
@@ -261,6 +297,9 @@ TABLE: tuple[Setting, ...] = (
     S("sglang_instances_per_host", HOST, "Replicas of a single-node PD-mixed instance on the host, each on its own "
       "NPUs (--base-gpu-id) and ports: a number (1..16) or max, as many as the host's NPUs hold (the planner "
       "refuses it for any other profile).", _replicas, 1, "raw"),
+    S("sglang_npu_cpus", HOST, "The CPUs near each NPU of the host, as npu-smi info -t topo prints them (NPU index "
+      "-> CPU list, e.g. {0: '144-167'}): each server's unit is pinned to the CPUs of its NPUs (CPUAffinity=, a "
+      "container's --cpuset-cpus); {} runs it unpinned. Preflight says what to set.", _npu_cpus, {}, "dict"),
     F("sglang_etc_dir", HOST, "Directory of C(cann_env.sh) and of the services' C(<name>.env) files.", c.unit_path,
       "/etc/sglang", "path", entries=("cann_env:main", "sglang_service:render") + _SVC_R,
       defaults_in=("cann_env", "sglang_service"), reaches="launcher, watchdog unit ExecStart="),
@@ -390,6 +429,8 @@ TABLE: tuple[Setting, ...] = (
     S("sglang_stop_retries", RUN, "Checks (one per second) that a stopped service is gone.", _int(1, 3600)),
     S("sglang_stop_port_timeout", RUN, "Seconds a stopped service's ports may take to close.", _int(1, 3600)),
     S("sglang_restart_only", RUN, "Instance keys restart.yml restarts (a list, or comma-separated).", _restart_only),
+    S("sglang_restart_batch", RUN, "Instances restart.yml may take out of service at once (maxUnavailable): a "
+      "count, or a percentage of the server instances (25%).", _restart_batch),
     S("sglang_restart_router_timeout", RUN, "Seconds the router may take to drop or list an instance.",
       _int(1, 86400)),
     S("sglang_bench_dir", RUN, "Controller directory of the benchmark results.", _controller_path),

@@ -188,6 +188,21 @@ def test_packing_from_the_command_line_renders_every_replica(tmp_path: Path) -> 
             "the 16 NPUs of an A3 node: at most 8") in proc.stdout
 
 
+def test_pinned_replicas_render_their_cpu_affinity(tmp_path: Path) -> None:
+    """Two A2 replicas with the host's NPU-to-CPU table (the published npu-smi info -t topo of an 8 x 910B3 host):
+    each unit is pinned to the CPUs near its own NPUs; without the table no unit has a CPUAffinity= line."""
+    topo = {0: "144-167", 1: "144-167", 2: "96-119", 3: "96-119", 4: "0-23", 5: "0-23", 6: "48-71", 7: "48-71"}
+    out = tmp_path / "pinned"
+    render(ROOT / "inventories" / "mixed_a2", out, "-e", "sglang_profile=qwen3_32b_a2_8c_mixed_2k_2k_50ms",
+           "-e", json.dumps({"sglang_instances_per_host": 2, "sglang_npu_cpus": topo}))
+    lines = {i: [line for line in (out / "a2-mixed-0" / f"sglang-mixed-i{i}-r0.service").read_text().splitlines()
+                 if line.startswith("CPUAffinity=")] for i in (0, 1)}
+    assert lines == {0: ["CPUAffinity=96-119,144-167"], 1: ["CPUAffinity=0-23,48-71"]}
+    render(ROOT / "inventories" / "mixed_a2", tmp_path / "unpinned", "-e",
+           "sglang_profile=qwen3_32b_a2_8c_mixed_2k_2k_50ms")
+    assert "CPUAffinity" not in (tmp_path / "unpinned" / "a2-mixed-0" / "sglang-mixed-i0-r0.service").read_text()
+
+
 def test_unknown_profile_is_named(tmp_path: Path) -> None:
     proc = render(ROOT / "inventories" / "example", tmp_path / "x", "-e", "sglang_profile=deepseek_r1_pd33",
                   check=False)

@@ -51,6 +51,8 @@ REFUSED = [
      dict(UNIT, sglang_tpl_service=SERVICE, sglang_tpl_restart_sec="1\nExecStartPre=/bin/id"), "RestartSec"),
     ("unit profile with a newline", "sglang.service.j2",
      dict(UNIT, sglang_tpl_service=SERVICE, sglang_tpl_profile="p\n[Service]"), "the unit Description"),
+    ("unit CPU list with a newline", "sglang.service.j2",
+     dict(UNIT, sglang_tpl_service=dict(SERVICE, cpus="0-3\nExecStartPre=/bin/id")), "refusing to write CPUAffinity"),
     ("launcher argument with a newline", "sglang.sh.j2",
      {"sglang_tpl_etc_dir": "/etc/sglang", "sglang_tpl_service": dict(SERVICE, argv=["python3", "a\nb"])},
      "refusing to write an argument"),

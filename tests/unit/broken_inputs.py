@@ -181,6 +181,22 @@ CASES = [
                                 override("mixed", "args", {"--base-gpu-id": 2})(c))),
      "group 'mixed', host 'm0', variable 'sglang_overrides.mixed.args.--base-gpu-id': gives every replica the same "
      "NPUs"),
+    # CPU pinning (sglang_npu_cpus).
+    ("an NPU's CPUs that are not a CPU list", with_(ONE_CARD, hostvar("mixed", "m0", "sglang_npu_cpus", {0: "0-3\nx"})),
+     "group 'mixed', host 'm0', variable 'sglang_npu_cpus': NPU 0: '0-3\\nx' is not a CPU list (e.g. 0-23,48-71)"),
+    ("an NPU index beyond a node", with_(ONE_CARD, hostvar("mixed", "m0", "sglang_npu_cpus", {16: "0-3"})),
+     "group 'mixed', host 'm0', variable 'sglang_npu_cpus': key 16 is not an NPU index (0..15)"),
+    ("NPU CPUs that are a list", with_(ONE_CARD, hostvar("mixed", "m0", "sglang_npu_cpus", ["0-3"])),
+     "group 'mixed', host 'm0', variable 'sglang_npu_cpus': must be a mapping of NPU index to CPU list"),
+    # Batched rolling restarts (sglang_restart_batch, read by the plan like every run value).
+    ("a restart batch of no instance", with_(ONE_CARD, setvar("sglang_restart_batch", 0)),
+     "variable 'sglang_restart_batch': must be within 1..100000, got 0"),
+    ("a restart batch above 100 %", with_(ONE_CARD, setvar("sglang_restart_batch", "150%")),
+     "variable 'sglang_restart_batch': must be a count of instances (1, 2, ...) or a percentage of them from 1% to "
+     "100%, got '150%'"),
+    ("a restart batch that is a word", with_(ONE_CARD, setvar("sglang_restart_batch", "half")),
+     "variable 'sglang_restart_batch': must be a count of instances (1, 2, ...) or a percentage of them from 1% to "
+     "100%, got 'half'"),
 ]
 
 

@@ -153,3 +153,42 @@ def test_npu_smi_missing(pd32):
     obs["npu"] = {"available": False, "command": "npu-smi", "error": "npu-smi not found in PATH", "info": None}
     f = only(check_host("prefill0", p["hosts"]["prefill0"], obs, ctx), "npu_smi")[0]
     assert f.severity == "fail" and "not found" in f.found
+
+
+def test_each_packed_replica_is_checked_on_its_own_slice_and_ports():
+    """Dense packing (sglang_instances_per_host: 2 on the A2 4-of-8 profile): a foreign process on one NPU of replica
+    1's slice fails replica 1 only, naming that device; replica 0's own process on its slice is not foreign; a
+    foreign listener on replica 1's port fails replica 1's port check only."""
+    from ansible_collections.ascend.sglang.plugins.plugin_utils._planner import plan
+    from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import load_profile
+    from ansible_collections.ascend.sglang.plugins.plugin_utils._topology import build_inventory
+
+    profile = load_profile(A2_MIXED)
+    inventory = build_inventory(
+        {"mixed": ["mixed0"]},
+        {"mixed0": {"sglang_host_ip": "10.0.1.1", "sglang_nic": "ens1", "sglang_instances_per_host": 2}},
+        {"sglang_model_path": "/models/m", "sglang_draft_model_path": "/models/d"})
+    p = plan(profile, inventory).as_dict()
+    host_plan = p["hosts"]["mixed0"]
+    by_name = {s["name"]: s for s in host_plan["services"]}
+    assert {n: s["devices"] for n, s in by_name.items()} == {
+        "sglang-mixed-i0-r0": [0, 1, 2, 3], "sglang-mixed-i1-r0": [4, 5, 6, 7]}
+    ctx = ctx_of(profile, p)
+    obs = healthy(host_plan, ctx, "a2_910b3_x8_healthy.txt")
+    chips = obs["npu"]["info"]["chips"]
+    chips[1]["processes"] = [{"npu": 1, "chip": 0, "pid": 700, "name": "python3", "memory_mb": 50000}]
+    chips[1]["hbm_used_mb"] = 53000
+    chips[6]["processes"] = [{"npu": 6, "chip": 0, "pid": 4242, "name": "python3", "memory_mb": 30000}]
+    chips[6]["hbm_used_mb"] = 33440
+    obs["owners"] = {"700": "sglang-mixed-i0-r0.service", "4242": "user@1000.service"}
+    i1_port = by_name["sglang-mixed-i1-r0"]["listens"]["http"]
+    obs["listeners"] = [{"address": "0.0.0.0", "port": i1_port, "pids": [4242]}]
+    findings = check_host("mixed0", host_plan, obs, ctx)
+    busy = only(findings, "device_idle")
+    assert [(b.service, b.found) for b in busy] == [
+        ("sglang-mixed-i1-r0", "device 6 (NPU 6 chip 0) held by pid 4242 python3 (30000 MB) (user@1000.service)")]
+    assert {f.service for f in only(findings, "hbm_free")} == {"sglang-mixed-i1-r0"}
+    port = only(findings, "port")
+    assert [(f.service, f.severity) for f in port] == [("sglang-mixed-i1-r0", "fail")]
+    assert f"{i1_port} already in use on 0.0.0.0 by pid 4242 (user@1000.service)" == port[0].found
+    assert {f.service for f in findings if f.severity != "ok"} == {"sglang-mixed-i1-r0"}

@@ -4,7 +4,11 @@ real plans, no host, no Ansible."""
 
 from __future__ import annotations
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils._instances import instances, routers, without_env
+import pytest
+
+from ansible_collections.ascend.sglang.plugins.plugin_utils._instances import (
+    batch_size, failed_items, instances, restart_batches, routers, without_env,
+)
 from ansible_collections.ascend.sglang.tests.unit.planned_fleets import PD, PD_RUST, MIXED
 
 
@@ -62,3 +66,95 @@ def test_services_without_env_keep_everything_else() -> None:
     assert [{k: v for k, v in s.items() if k != "env"} for s in services] == stripped
     assert "env" in services[0]  # the plan itself is left as it is
     assert without_env(None) == []
+
+
+# ---- rolling restart batches (sglang_restart_batch) -------------------------------------------------------------
+
+def _fleet(prefill: int, decode: int, mixed: int = 0) -> list[dict]:
+    """instances()-shaped items: each role's instances with one rank, decode instances with two."""
+    out = []
+    for role, count, ranks in (("prefill", prefill, 1), ("decode", decode, 2), ("mixed", mixed, 1)):
+        for i in range(count):
+            services = [{"name": f"sglang-{role}-i{i}-r{r}", "inventory_host": f"{role[0]}{i}-{r}"} for r in range(ranks)]
+            out.append({"key": f"{role}-i{i}", "role": role, "instance": i, "label": f"{role} instance {i}",
+                        "hosts": [s["inventory_host"] for s in services], "services": services,
+                        "rank0": services[0], "role_instances": count})
+    return out
+
+
+def _labels(batches: list[dict]) -> list[list[str]]:
+    return [b["labels"] for b in batches]
+
+
+@pytest.mark.parametrize("value, fleet, size", [
+    (1, 64, 1), ("1", 64, 1), (4, 64, 4), (" 4 ", 64, 4), ("25%", 64, 16), ("25%", 3, 1), ("100%", 5, 5),
+    ("1%", 64, 1), ("50%", 5, 2), ("33%", 64, 21), (100, 3, 100),
+])
+def test_batch_size_is_a_count_or_a_percentage_rounded_down_at_least_one(value, fleet, size) -> None:
+    assert batch_size(value, fleet) == size
+
+
+@pytest.mark.parametrize("value", [0, "0", "0%", "101%", "-1", "x", True, "2.5", ""])
+def test_batch_size_refuses_what_the_settings_table_refuses(value) -> None:
+    with pytest.raises(ValueError):
+        batch_size(value, 10)
+
+
+def test_one_instance_at_a_time_by_default_in_rollout_order() -> None:
+    batches = restart_batches(instances(PD), 1)
+    assert _labels(batches) == [["prefill instance 0"], ["prefill instance 1"], ["decode instance 0"]]
+    assert [b["number"] for b in batches] == [1, 2, 3] and {b["count"] for b in batches} == {3}
+    # a batch of one is what restart.yml restarted before batches: its label is the instance's
+    assert [b["label"] for b in batches] == ["prefill instance 0", "prefill instance 1", "decode instance 0"]
+    assert batches[2]["others"] == instances(PD)[2]["services"][1:]
+    assert not any(b["whole_role"] for b in batches)
+
+
+def test_a_batch_holds_at_most_the_count_and_never_mixes_roles() -> None:
+    batches = restart_batches(_fleet(3, 3, 5), 2)
+    assert _labels(batches) == [
+        ["prefill instance 0", "prefill instance 1"], ["prefill instance 2"],
+        ["decode instance 0", "decode instance 1"], ["decode instance 2"],
+        ["mixed instance 0", "mixed instance 1"], ["mixed instance 2", "mixed instance 3"], ["mixed instance 4"]]
+    assert all(len({i["role"] for i in b["instances"]}) == 1 for b in batches)
+    decode = batches[2]
+    # every rank of both decode instances stops and starts; rank 0 of each is waited for, the others checked active
+    assert [s["name"] for s in decode["services"]] == [
+        "sglang-decode-i0-r0", "sglang-decode-i0-r1", "sglang-decode-i1-r0", "sglang-decode-i1-r1"]
+    assert [s["name"] for s in decode["others"]] == ["sglang-decode-i0-r1", "sglang-decode-i1-r1"]
+    assert decode["hosts"] == ["d0-0", "d0-1", "d1-0", "d1-1"]
+    assert decode["label"] == "decode instance 0, decode instance 1"
+
+
+def test_percentage_of_a_64_replica_fleet_restarts_in_four_batches() -> None:
+    fleet = _fleet(0, 0, 64)
+    batches = restart_batches(fleet, batch_size("25%", len(fleet)))
+    assert [len(b["instances"]) for b in batches] == [16, 16, 16, 16]
+    assert [i["key"] for b in batches for i in b["instances"]] == [i["key"] for i in fleet]
+
+
+def test_a_batch_with_every_instance_of_its_role_is_flagged() -> None:
+    batches = restart_batches(_fleet(2, 1, 0), 2)
+    assert [(b["label"], b["whole_role"]) for b in batches] == [
+        ("prefill instance 0, prefill instance 1", True),
+        ("decode instance 0", False)]  # a single-instance role: restart.yml's own warning names it
+
+
+def test_a_selection_batches_only_the_selected_instances() -> None:
+    fleet = _fleet(0, 0, 6)
+    batches = restart_batches([fleet[1], fleet[4], fleet[5]], 2)
+    assert _labels(batches) == [["mixed instance 1", "mixed instance 4"], ["mixed instance 5"]]
+    assert not batches[0]["whole_role"]
+
+
+def test_failed_items_name_the_instance_or_service_of_each_failed_item() -> None:
+    fleet = _fleet(0, 2, 0)
+    result = {"failed": True, "msg": "One or more items failed", "results": [
+        {"failed": False, "__sglang_inst": fleet[0]},
+        {"failed": True, "__sglang_inst": fleet[1]},
+        {"failed": True, "__sglang_svc": fleet[0]["services"][1]},
+        {"failed": True, "__sglang_pair": [fleet[1], {"name": "sglang-router-i0"}]},
+        {"failed": True, "item": "unrelated loop"},
+        "not a dict"]}
+    assert failed_items(result) == ["decode instance 1", "sglang-decode-i0-r1"]
+    assert failed_items({"failed": True, "msg": "no loop"}) == [] and failed_items(None) == []

@@ -201,3 +201,38 @@ def test_a_replica_port_above_65535_is_refused():
     found = [f for f in exc.value.findings if f.variable == "sglang_instances_per_host"]
     assert found and all(f.host == "mixed0" for f in found)
     assert "replica 6 of 8 would listen on --port 66000" in found[0].message
+
+
+# ---- CPU pinning (sglang_npu_cpus): each replica on the CPUs near its own NPUs ---------------------------------
+
+# The published A2 topology (tests/fixtures/npu_smi/topo_a2_910b3_x8.txt), as preflight tells the operator to set it.
+A2_TOPO = {0: "144-167", 1: "144-167", 2: "96-119", 3: "96-119", 4: "0-23", 5: "0-23", 6: "48-71", 7: "48-71"}
+
+
+def test_each_replica_is_pinned_to_the_cpus_near_its_npus():
+    p = plan(load_profile(A2_32B), inventory(2, hosts=1, extra={"sglang_npu_cpus": A2_TOPO}))
+    assert [(s.name, s.devices, s.cpus) for s in servers(p)] == [
+        ("sglang-mixed-i0-r0", [0, 1, 2, 3], "96-119,144-167"), ("sglang-mixed-i1-r0", [4, 5, 6, 7], "0-23,48-71")]
+    assert all(s.cpus is None for s in p.hosts["r0"].services)  # the router has no NPU
+
+
+def test_a_host_without_the_variable_runs_unpinned_and_strings_are_read_like_numbers():
+    assert [s.cpus for s in servers(plan(load_profile(A2_32B), inventory(2, hosts=1)))] == [None, None]
+    as_text = {str(k): v for k, v in A2_TOPO.items()}
+    p = plan(load_profile(A2_32B), inventory(1, hosts=1, extra={"sglang_npu_cpus": as_text}))
+    assert [(s.devices, s.cpus) for s in servers(p)] == [([4, 5, 6, 7], "0-23,48-71")]  # the documented slice
+
+
+def test_a_pinned_container_gets_its_cpuset():
+    p = plan(load_profile(A2_32B), inventory(2, hosts=1, extra={"sglang_npu_cpus": A2_TOPO}, variables={
+        "sglang_runtime": "container", "sglang_container_engine": "podman", "sglang_container_image": "img:1"}))
+    runs = [s.container.run for s in servers(p)]
+    assert [flag(run, "--cpuset-cpus") for run in runs] == ["96-119,144-167", "0-23,48-71"]
+
+
+def test_an_npu_without_cpus_is_refused_naming_host_group_and_variable():
+    partial = {k: v for k, v in A2_TOPO.items() if k != 6}
+    with pytest.raises(PlanError) as exc:
+        plan(load_profile(A2_32B), inventory(2, hosts=1, extra={"sglang_npu_cpus": partial}))
+    assert refusals(exc) == [("mixed", "mixed0", "sglang_npu_cpus")]
+    assert "has no CPUs for NPU 6 of sglang-mixed-i1-r0 (NPUs 4-7)" in str(exc.value)
