@@ -68,7 +68,8 @@ def sglang_without_env(services):
 
 class FilterModule:
     def filters(self):
-        return {"sglang_failed_items": sglang_failed_items, "sglang_instances": sglang_instances, "sglang_pending_instances": sglang_pending_instances,
-                "sglang_rollout_failures": sglang_rollout_failures,
-                "sglang_restart_batches": sglang_restart_batches, "sglang_routers": sglang_routers, "sglang_start_records": sglang_start_records,
-                "sglang_watchdog_lines": sglang_watchdog_lines, "sglang_without_env": sglang_without_env}
+        return {"sglang_failed_items": sglang_failed_items, "sglang_instances": sglang_instances,
+                "sglang_pending_instances": sglang_pending_instances, "sglang_restart_batches": sglang_restart_batches,
+                "sglang_rollout_failures": sglang_rollout_failures, "sglang_routers": sglang_routers,
+                "sglang_start_records": sglang_start_records, "sglang_watchdog_lines": sglang_watchdog_lines,
+                "sglang_without_env": sglang_without_env}

@@ -18,15 +18,13 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from ansible_collections.ascend.sglang.plugins.module_utils._fabric_checks import span
 from ansible_collections.ascend.sglang.plugins.module_utils._findings import FAIL, OK, WARN, Findings
-from ansible_collections.ascend.sglang.plugins.module_utils._npu_topo import format_cpu_list, parse_cpu_list
+from ansible_collections.ascend.sglang.plugins.module_utils._npu_topo import cpus_near, format_cpu_list, parse_cpu_list
 from ansible_collections.ascend.sglang.plugins.module_utils._preflight_inputs import devices, services
 
 CHECK = "cpu_affinity"
-
-
-def _span(used: list[int]) -> str:
-    return f"NPUs {used[0]}-{used[-1]}" if len(used) > 1 else f"NPU {used[0]}"
+FIX_PINNED = "correct sglang_npu_cpus for this host: `npu-smi info -t topo` lists the CPUs near each NPU"
 
 
 def _table(npus: Mapping[int, str]) -> str:
@@ -58,30 +56,27 @@ def check_cpu_affinity(out: Findings, host_plan: Mapping[str, Any], observed: Ma
         name = str(svc.get("name"))
         pinned = str(svc.get("cpus") or "")
         known = all(d in near for d in used)
-        nearby = format_cpu_list(c for d in used for c in parse_cpu_list(near[d])) if known else None
-        expected = f"pinned to the CPUs near {_span(used)}" + (f" ({nearby})" if nearby else "")
+        nearby = cpus_near(near, used) if known else None
+        expected = f"pinned to the CPUs near {span(used, 'NPU')}" + (f" ({nearby})" if nearby else "")
         if pinned:
             cpus = parse_cpu_list(pinned)
             if online is not None and not cpus & online:
                 out.add(CHECK, FAIL, f"pinned to CPUs {pinned}, none of them online (online: {online_text})", expected,
-                        "correct sglang_npu_cpus for this host: `npu-smi info -t topo` lists the CPUs near each NPU",
-                        service=name)
+                        FIX_PINNED, service=name)
             elif online is not None and not cpus <= online:
                 out.add(CHECK, WARN, f"pinned to CPUs {pinned}, of which {format_cpu_list(cpus - online)} are not "
-                                     f"online (online: {online_text})", expected,
-                        "correct sglang_npu_cpus for this host: `npu-smi info -t topo` lists the CPUs near each NPU",
-                        service=name)
+                                     f"online (online: {online_text})", expected, FIX_PINNED, service=name)
             elif nearby is not None and nearby != pinned:
                 out.add(CHECK, WARN, f"pinned to CPUs {pinned}; npu-smi info -t topo puts {nearby} near "
-                                     f"{_span(used)}", expected, fix_set, service=name)
+                                     f"{span(used, 'NPU')}", expected, fix_set, service=name)
             else:
                 unverified = "" if nearby else " (npu-smi info -t topo gives none to compare)"
                 out.add(CHECK, OK, f"pinned to CPUs {pinned}{unverified}", expected, service=name)
         elif nearby is not None:
-            out.add(CHECK, WARN, f"runs unpinned; npu-smi info -t topo puts CPUs {nearby} near {_span(used)}",
+            out.add(CHECK, WARN, f"runs unpinned; npu-smi info -t topo puts CPUs {nearby} near {span(used, 'NPU')}",
                     expected, fix_set, service=name)
         else:
-            why = topo_error or f"npu-smi info -t topo gives no CPU affinity for {_span(used)}"
+            why = topo_error or f"npu-smi info -t topo gives no CPU affinity for {span(used, 'NPU')}"
             out.add(CHECK, WARN, f"runs unpinned: {why}", expected,
                     "nothing to do where the NPUs are equally near every CPU; otherwise set sglang_npu_cpus "
                     "(NPU index -> CPU list) from the server's documentation", service=name)

@@ -13,23 +13,16 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Mapping
 
+from ansible_collections.ascend.sglang.plugins.module_utils._npu_topo import runs
+
 Add = Callable[..., None]
 OK = "ok"
 
 
-def span(devices: Iterable[int]) -> str:
-    """'device 3', 'devices 0-15', 'devices 0-3, 6, 9-10'."""
-    items = sorted(set(int(d) for d in devices))
-    if len(items) == 1:
-        return f"device {items[0]}"
-    parts, start = [], None
-    for i, dev in enumerate(items):
-        if start is None:
-            start = dev
-        if i + 1 == len(items) or items[i + 1] != dev + 1:
-            parts.append(f"{start}" if start == dev else f"{start}-{dev}")
-            start = None
-    return "devices " + ", ".join(parts)
+def span(devices: Iterable[int], noun: str = "device") -> str:
+    """'device 3', 'devices 0-15', 'devices 0-3, 6, 9-10' (``noun`` NPU: 'NPUs 0-3')."""
+    items = sorted({int(d) for d in devices})
+    return f"{noun} {items[0]}" if len(items) == 1 else f"{noun}s " + ", ".join(runs(items))
 
 
 class Grouped:

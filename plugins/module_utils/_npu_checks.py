@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from ansible_collections.ascend.sglang.plugins.module_utils._fabric_checks import span
 from ansible_collections.ascend.sglang.plugins.module_utils._findings import FAIL, OK, WARN, Context, Findings
 from ansible_collections.ascend.sglang.plugins.module_utils._npu_smi import HEALTH_OK, HEALTH_WARNING
 from ansible_collections.ascend.sglang.plugins.module_utils._preflight_inputs import (
@@ -53,14 +54,14 @@ def check_npu(out: Findings, host_plan: Mapping[str, Any], observed: Mapping[str
         if not wanted:
             continue
         missing = [d for d in wanted if d not in by_index]
-        span = f"devices {wanted[0]}-{wanted[-1]}" if len(wanted) > 1 else f"device {wanted[0]}"
+        devices_span = span(wanted)
         if missing:
             out.add("devices", FAIL, f"{len(chips)} devices listed by npu-smi" + (f" (a node has {node})" if node else ""),
-                    f"{span} for --tp-size/--nnodes from --base-gpu-id {wanted[0]}",
+                    f"{devices_span} for --tp-size/--nnodes from --base-gpu-id {wanted[0]}",
                     "check for devices missing from `npu-smi info` (driver, hot-reset) or lower --tp-size / "
                     "--base-gpu-id through sglang_overrides", service=name)
         else:
-            out.add("devices", OK, f"{len(chips)} devices", span, service=name)
+            out.add("devices", OK, f"{len(chips)} devices", devices_span, service=name)
         for index in wanted:
             chip = by_index.get(index)
             if chip is None:

@@ -11,7 +11,7 @@ cell is not a CPU list (``NA``), gives no affinity for that NPU: its services ru
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from typing import Iterable, Mapping
 
 # A Linux CPU list as the kernel prints it (/sys/.../cpulist, Cpus_allowed_list) and systemd's CPUAffinity= takes.
 CPU_LIST = re.compile(r"[0-9]{1,5}(?:-[0-9]{1,5})?(?:,[0-9]{1,5}(?:-[0-9]{1,5})?)*")
@@ -34,22 +34,25 @@ def parse_cpu_list(text: str) -> frozenset[int]:
     return frozenset(cpus)
 
 
+def runs(numbers: Iterable[int]) -> list[str]:
+    """The numbers, sorted, as runs of consecutive ones: [0, 1, 2, 5, 7, 8] -> ['0-2', '5', '7-8']."""
+    spans: list[list[int]] = []
+    for number in sorted(set(numbers)):
+        if spans and number == spans[-1][1] + 1:
+            spans[-1][1] = number
+        else:
+            spans.append([number, number])
+    return [f"{first}-{last}" if last != first else str(first) for first, last in spans]
+
+
 def format_cpu_list(cpus: Iterable[int]) -> str:
     """The CPUs as the shortest sorted CPU list ('0-23,48-71')."""
-    ordered = sorted(set(cpus))
-    parts: list[str] = []
-    start = prev = None
-    for cpu in ordered:
-        if start is None:
-            start = prev = cpu
-        elif cpu == prev + 1:
-            prev = cpu
-        else:
-            parts.append(f"{start}-{prev}" if prev != start else str(start))
-            start = prev = cpu
-    if start is not None:
-        parts.append(f"{start}-{prev}" if prev != start else str(start))
-    return ",".join(parts)
+    return ",".join(runs(cpus))
+
+
+def cpus_near(near: Mapping[int, str], devices: Iterable[int]) -> str:
+    """The CPU list of every CPU near one of these devices; ``near``: device index -> CPU list (each device in it)."""
+    return format_cpu_list(cpu for device in devices for cpu in parse_cpu_list(near[device]))
 
 
 def parse_topo(text: str) -> dict[int, frozenset[int]]:

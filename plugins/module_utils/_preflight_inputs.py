@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ansible_collections.ascend.sglang.plugins.module_utils import _server_stack
+from ansible_collections.ascend.sglang.plugins.module_utils._fabric_checks import span
 from ansible_collections.ascend.sglang.plugins.module_utils._findings import Context
 
 SERVER_ROLES = ("prefill", "decode", "mixed")
@@ -83,8 +84,7 @@ def devices_needed(host_plan: Mapping[str, Any]) -> tuple[int, str] | None:
     for svc in services(host_plan):
         used = devices(svc)
         if used and (best is None or used[-1] + 1 > best[0]):
-            span = f"devices {used[0]}-{used[-1]}" if len(used) > 1 else f"device {used[0]}"
-            best = (used[-1] + 1, f"{svc.get('name')} uses {span} (--base-gpu-id {used[0]})")
+            best = (used[-1] + 1, f"{svc.get('name')} uses {span(used)} (--base-gpu-id {used[0]})")
     return best
 
 

@@ -9,6 +9,7 @@ Private to the collection; pure, no Ansible import.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Iterable, Mapping
 
 ROLE_ORDER = ("prefill", "decode", "mixed")
@@ -73,23 +74,27 @@ def pending_instances(plan: Mapping[str, Any], status_by_host: Mapping[str, Any]
     return out
 
 
+_BATCH = re.compile(r"([0-9]{1,10})(%?)")
+
+
+def parse_batch(value: Any) -> tuple[int, bool] | None:
+    """``sglang_restart_batch`` as (number, is a percentage): a count (``2``, ``"2"``) or a percentage (``"25%"``);
+    None for anything else. The one reading of the value: the settings table's check and batch_size both use it."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        return None
+    match = _BATCH.fullmatch(str(value).strip())
+    return (int(match.group(1)), bool(match.group(2))) if match else None
+
+
 def batch_size(value: Any, fleet: int) -> int:
     """How many instances restart.yml may take out of service at once (``sglang_restart_batch``), with the meaning
-    of a Kubernetes maxUnavailable: a count (``2``, ``"2"``), or a percentage of the fleet's server instances
-    (``"25%"``) rounded down, at least 1. The settings table has checked the value's form; this raises ValueError on
-    anything else (a caller that skipped the check)."""
-    if isinstance(value, bool):
-        raise ValueError(f"sglang_restart_batch must be a count or a percentage, got {value!r}")
-    text = str(value).strip()
-    if text.endswith("%"):
-        percent = int(text[:-1])
-        if not 1 <= percent <= 100:
-            raise ValueError(f"sglang_restart_batch must be 1% to 100%, got {text}")
-        return max(1, fleet * percent // 100)
-    count = int(text)
-    if count < 1:
-        raise ValueError(f"sglang_restart_batch must be at least 1, got {count}")
-    return count
+    of a Kubernetes maxUnavailable: a count, or a percentage of the fleet's server instances rounded down, at least
+    1. The plan has checked the value; this raises ValueError on anything else (a caller that skipped the check)."""
+    parsed = parse_batch(value)
+    if parsed is None or parsed[0] < 1 or (parsed[1] and parsed[0] > 100):
+        raise ValueError(f"sglang_restart_batch must be a count from 1 or a percentage from 1% to 100%, got {value!r}")
+    number, percent = parsed
+    return max(1, fleet * number // 100) if percent else number
 
 
 def restart_batches(selected: Iterable[Mapping[str, Any]], size: int) -> list[dict[str, Any]]:

@@ -584,7 +584,7 @@ def _pinned_cpus(near: Mapping[int, str] | None, devices: list[int], name: str, 
         where.add(errors, f"has no CPUs for NPU {', '.join(map(str, missing))} of {name} (NPUs {devices[0]}-"
                           f"{devices[-1]}): give every NPU of the host, as `npu-smi info -t topo` lists them")
         return None
-    return _npu_topo.format_cpu_list(cpu for d in devices for cpu in _npu_topo.parse_cpu_list(near[d]))
+    return _npu_topo.cpus_near(near, devices)
 
 
 def _devices(spec: RoleSpec, nnodes: int, values: Mapping[str, Any]) -> list[int]:

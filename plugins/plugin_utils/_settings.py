@@ -26,6 +26,7 @@ from typing import Any, Callable, Mapping
 from ansible_collections.ascend.sglang.plugins.module_utils import _npu_topo
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _contract as c
 from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector
+from ansible_collections.ascend.sglang.plugins.plugin_utils._instances import parse_batch
 
 DEPLOYMENT, HOST, RUN, PARAMETER, INTERNAL = "deployment", "host", "run", "parameter", "internal"
 SCOPES = (DEPLOYMENT, HOST, RUN, PARAMETER, INTERNAL)
@@ -204,11 +205,11 @@ def _restart_only(value: Any, errors: Collector, where: c.Where) -> Any:
 
 def _restart_batch(value: Any, errors: Collector, where: c.Where) -> Any:
     """sglang_restart_batch: a count, or a percentage of the server instances (plugin_utils/_instances.py)."""
-    text = value.strip() if isinstance(value, str) else None
-    if text is not None and re.fullmatch(r"[0-9]{1,3}%", text) and 1 <= int(text[:-1]) <= 100:
-        return text
-    if (isinstance(value, int) and not isinstance(value, bool)) or (text and re.fullmatch(r"[0-9]{1,10}", text)):
-        return c.integer(int(value), errors, where, 1, 100000)
+    parsed = parse_batch(value)
+    if parsed is not None and parsed[1] and 1 <= parsed[0] <= 100:
+        return f"{parsed[0]}%"
+    if parsed is not None and not parsed[1]:
+        return c.integer(parsed[0], errors, where, 1, 100000)
     where.add(errors, f"must be a count of instances (1, 2, ...) or a percentage of them from 1% to 100%, "
                       f"got {c.shown(value)}")
     return None
