@@ -233,6 +233,9 @@ gate_render() {
   ANSIBLE_COLLECTIONS_PATH=$ROOT/.collections .venv/bin/ansible-playbook -i inventories/example playbooks/render.yml \
     -e "sglang_profile=$PROFILE" -e "sglang_render_dir=$out/checkout" >"$out/checkout.log" 2>&1 \
     || { tail -n 30 "$out/checkout.log" >&2; echo "render playbooks/render.yml (checkout run failed)" >> "$work/findings"; return; }
+  # The scrape configuration names its files by absolute path: the one difference two render directories may show.
+  [ -f "$out/installed/monitoring/prometheus.yml" ] \
+    && sed -i "s#$out/installed/#$out/checkout/#g" "$out/installed/monitoring/prometheus.yml"
   if ! diff -r "$out/checkout" "$out/installed" >&2; then
     echo "render playbooks/render.yml (installed collection renders differently)" >> "$work/findings"
   elif [ -z "$(find "$out/checkout" -type f -name '*.service')" ]; then

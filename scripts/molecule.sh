@@ -35,6 +35,9 @@ if ! command -v podman >/dev/null || ! command -v debootstrap >/dev/null; then
   apt-get install -y -q podman debootstrap >/dev/null
 fi
 
+# The real Prometheus the pd_mixed scenario runs in its router container (Debian's package, copied in).
+./tests/validation/setup_promtool.sh
+
 # --- cgroups / ulimits (crun refuses the hybrid layout without the hugetlb v1 hierarchy) -------------
 if [ -d /sys/fs/cgroup ] && ! grep -q ' /sys/fs/cgroup cgroup2 ' /proc/mounts; then
   mkdir -p /sys/fs/cgroup/hugetlb 2>/dev/null || true

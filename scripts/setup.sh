@@ -25,14 +25,15 @@ if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv with $py"
   "$py" -m venv .venv
 fi
-if ! .venv/bin/python -c 'import ansible, pytest, yaml' 2>/dev/null; then
+# prometheus_client: the real Prometheus text parser the stand-in's /metrics is checked with (tests/unit/standins).
+if ! .venv/bin/python -c 'import ansible, pytest, yaml, prometheus_client' 2>/dev/null; then
   if .venv/bin/python -c 'import sys; sys.exit(sys.version_info < (3, 12))'; then
     core="ansible-core==2.21.5"
   else
     core="ansible-core>=2.17,<2.20"
   fi
   echo "setup: installing $core and test tools"
-  .venv/bin/pip install --quiet --disable-pip-version-check "$core" pytest pyyaml
+  .venv/bin/pip install --quiet --disable-pip-version-check "$core" pytest pyyaml prometheus_client
 fi
 
 mkdir -p .collections/ansible_collections/ascend

@@ -28,6 +28,7 @@ def _collection_root() -> str:
 sys.path.insert(0, _collection_root())
 sys.path.insert(0, str(ROOT / "tests" / "golden"))
 sys.path.insert(0, str(ROOT / "tests" / "validation"))
+sys.path.insert(0, str(ROOT / "tests" / "support"))
 
 
 def pytest_configure(config) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import types
 
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.parsing.convert_bool import boolean
@@ -16,12 +17,16 @@ from ansible.template import trust_as_template
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils._host_files import DEFAULT_SETTINGS, host_files
 from ansible_collections.ascend.sglang.plugins.module_utils._atomic_files import place_all
+from ansible_collections.ascend.sglang.plugins.plugin_utils import _monitoring
 from ansible_collections.ascend.sglang.plugins.plugin_utils._rollout import (
     RESTART_ALL, decide, file_changes, host_facts, host_queries, stale_watchdogs)
 
 _ROLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "roles", "sglang_service")
 # A host's render directory: no path separator, no leading dot or dash.
 _BAD_HOST = re.compile(r"[^A-Za-z0-9_.:-]|^[^A-Za-z0-9_]|^$")
+# Render mode: the directory of the Prometheus files beside the hosts' directories, and their row in the report.
+MONITORING_DIR = "monitoring"
+_MONITORING_SPEC = types.SimpleNamespace(kind="monitoring", service="")
 # What ansible.builtin.template uses by default: the files are byte for byte what it wrote.
 _OVERRIDES = {"trim_blocks": True, "lstrip_blocks": False, "newline_sequence": "\n"}
 
@@ -164,6 +169,19 @@ class ActionModule(ActionBase):
                               "sensitive": spec.sensitive})
                 specs_all.append(spec)
                 paths.append(path)
+        if roles is None and kinds is None and (plan.get("monitoring") or {}).get("metrics"):
+            # The Prometheus files monitoring.yml writes (plugin_utils/_monitoring.py), for review with the rest.
+            if MONITORING_DIR in plan["hosts"]:
+                raise AnsibleActionFail(f"a host named '{MONITORING_DIR}' would share the render directory of the "
+                                        "Prometheus files: render with sglang_metrics=false or rename the host")
+            top = os.path.join(base, MONITORING_DIR)
+            for rel, text in _monitoring.files(plan, top).items():
+                path = os.path.join(top, rel)
+                if os.path.dirname(path) not in [d["path"] for d in directories]:
+                    directories.append({"path": os.path.dirname(path), "mode": 0o755})
+                files.append({"path": path, "data": text.encode("utf-8"), "mode": 0o644, "sensitive": False})
+                paths.append(path)
+                specs_all.append(_MONITORING_SPEC)
         self._refuse_foreign(base, [d["path"] for d in directories] + paths)
         try:
             placed = place_all(directories, files, bool(self._task.check_mode), bool(self._task.diff))

@@ -88,8 +88,9 @@ def check_ports(out: Findings, host_plan: Mapping[str, Any], observed: Mapping[s
                                               if (observed.get("owners") or {}).get(str(p)) else "") for p in pids)
                 addr = ", ".join(sorted({str(e.get("address")) for e in holders}))
                 out.add("port", FAIL, f"{port} already in use on {addr}" + (f" by {who}" if who else ""), expected,
-                        f"stop what holds it (`ss -ltnp 'sport = :{port}'`) or change the port in the profile / "
-                        "sglang_overrides", service=name)
+                        f"stop what holds it (`ss -ltnp 'sport = :{port}'`) or "
+                        + ("set sglang_router_metrics_port" if what == "metrics" else
+                           "change the port in the profile / sglang_overrides"), service=name)
 
 
 def check_peers(out: Findings, host_plan: Mapping[str, Any], observed: Mapping[str, Any], ctx: Context) -> None:

@@ -66,11 +66,7 @@ options:
     type: bool
     default: false
 extends_documentation_fragment:
-  - ascend.sglang.attributes.controller
-attributes:
-  diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
-    support: full
+  - ascend.sglang.attributes.controller_diff
 author:
   - ascend.sglang maintainers (!UNKNOWN)
 """

@@ -18,6 +18,10 @@ description:
     pending.
   - For a router service it also reads the router's view of its workers (C(GET /workers) of
     sglang-router 0.3.0). A C(--mini-lb) router has no worker API; that is reported, not an error.
+  - For node rank 0 of a server instance whose plan has a C(metrics_url) (SGLang started with C(--enable-metrics)),
+    one bounded GET of that C(/metrics) page gives the instance's running and queued requests and its mean
+    inter-token latency (TPOT) since it started. Metrics are informational; a page that cannot be read is reported
+    in C(metrics_error) and changes nothing else.
   - M(ascend.sglang.sglang_status_report) turns every host's result into one table.
 version_added: 0.3.0
 options:
@@ -49,12 +53,20 @@ EXAMPLES = r"""
 
 RETURN = r"""
 services:
-  description: Per service name, C(load_state), C(state) (ActiveState), C(sub_state), C(main_pid), C(restarts),
-    C(uptime_s), C(health) (HTTP status or error text, C(-) without a health URL) and, for routers, C(workers)
-    (the C(GET /workers) answer) or C(workers_error); C(watchdog) (the watchdog's state, C(status), C(last_check), C(last_check_age_s),
-    C(restarts) in its window, C(restarts_total), C(given_up), C(reason)) where a watchdog runs;
-    C(pending) (the service's and its watchdog's restarts pending, each C(unit), C(reason), C(files); empty when both
-    run their files).
+  description:
+    - Per service name, C(load_state), C(state) (ActiveState), C(sub_state), C(main_pid), C(restarts),
+      C(uptime_s), C(health) (HTTP status or error text, C(-) without a health URL) and, for routers, C(workers)
+      (the C(GET /workers) answer) or C(workers_error); C(watchdog) (the watchdog's state, C(status), C(last_check),
+      C(last_check_age_s), C(restarts) in its window, C(restarts_total), C(given_up), C(reason)) where a watchdog
+      runs; C(pending) (the service's and its watchdog's restarts pending, each C(unit), C(reason), C(files); empty
+      when both run their files).
+    - For node rank 0 of a server instance with a C(metrics_url), C(metrics) read from its C(/metrics) page
+      (SGLang's collector, every label set summed) - C(running) (C(sglang:num_running_reqs)), C(queued)
+      (C(sglang:num_queue_reqs)), C(tpot_ms) (the mean inter-token latency since the server started,
+      C(sglang:inter_token_latency_seconds) sum over count, in ms; null before its first output token) and
+      C(requests) (C(sglang:num_requests_total); null before its first finished request) - or C(metrics_error)
+      (the page did not answer 200, or lacks the running or queued requests, as a server that has not reported
+      them yet does). Neither key for other services.
   returned: always
   type: dict
 """
@@ -66,11 +78,13 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.ascend.sglang.plugins.module_utils._http import http_get
+from ansible_collections.ascend.sglang.plugins.module_utils._prom_text import server_load
 from ansible_collections.ascend.sglang.plugins.module_utils._unit_show import parse_systemctl_show, uptime_seconds
 from ansible_collections.ascend.sglang.plugins.module_utils._started import check_units, pending_rows
 from ansible_collections.ascend.sglang.plugins.module_utils._units import service_units
 
 PROPS = "LoadState,ActiveState,SubState,MainPID,NRestarts,ActiveEnterTimestampMonotonic"
+SERVER_ROLES = ("prefill", "decode", "mixed")
 
 
 def _watchdog_state(path):
@@ -89,6 +103,15 @@ def _watchdog_state(path):
             "last_result": data.get("last_result"), "restarts": len(data.get("restarts") or []),
             "restarts_total": data.get("restarts_total", 0), "given_up": bool(data.get("given_up")),
             "reason": data.get("reason"), "max_restarts": data.get("max_restarts")}
+
+
+def _metrics(url, timeout):
+    """``{"metrics": ...}`` from the server's /metrics page, or ``{"metrics_error": why}``."""
+    answer = http_get(url, timeout, read_body=True)
+    if answer.status != 200:
+        return {"metrics_error": f"GET /metrics: {answer.label()}"}
+    load, why = server_load(answer.body or "")
+    return {"metrics": load} if load is not None else {"metrics_error": why}
 
 
 def main():
@@ -128,6 +151,9 @@ def main():
                     row["workers"] = None
                 if row["workers"] is None:
                     row["workers_error"] = f"GET /workers: {answer.label()}"
+        # Rank 0 runs the instance's HTTP server: its /metrics is the instance's.
+        if svc.get("metrics_url") and svc.get("role") in SERVER_ROLES and svc.get("node_rank") in (0, "0"):
+            row.update(_metrics(str(svc["metrics_url"]), module.params["timeout"]))
         row["watchdog"] = _watchdog_state(os.path.join(module.params["watchdog_state_dir"], name + ".json"))
         row["pending"] = pending_rows([started[unit] for unit in service_units(name)])
         out[name] = row

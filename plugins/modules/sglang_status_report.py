@@ -60,7 +60,8 @@ restarts_pending:
   elements: str
 rows:
   description: One dict per service (host, service, role, instance, node_rank, port, state, health, uptime_s, uptime,
-    router_view, restarts, config, pending).
+    router_view, restarts, config, pending, and from rank 0's C(/metrics) of a server instance metrics,
+    metrics_error, run, queue, tpot).
   returned: always
   type: list
   elements: dict

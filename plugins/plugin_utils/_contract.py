@@ -181,6 +181,18 @@ def integer(value: Any, errors: Collector, where: Where, low: int, high: int) ->
     return number
 
 
+def positive(value: Any, errors: Collector, where: Where) -> float | None:
+    """A positive number (an int, a float or its string), below 1e9."""
+    try:
+        number = float(value) if not isinstance(value, bool) and isinstance(value, (int, float, str)) else -1.0
+    except ValueError:
+        number = -1.0
+    if not 0.0 < number < 1e9:
+        where.add(errors, f"must be a positive number, got {_type_name(value)} {_shown(value)}")
+        return None
+    return number
+
+
 def boolean(value: Any, errors: Collector, where: Where) -> bool | None:
     if isinstance(value, bool):
         return value

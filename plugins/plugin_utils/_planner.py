@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import ipaddress
 import re
 from typing import Any, Mapping
 
 from ansible_collections.ascend.sglang.plugins.module_utils import _checks, _npu_topo
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _container
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _contract as contract
+from ansible_collections.ascend.sglang.plugins.plugin_utils import _monitoring
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _packing
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _settings
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _watchdog
@@ -37,7 +39,8 @@ DEFAULT_WATCHDOG_PORT = 8990
 
 # Version of the plan's dict / JSON form (Plan.plan_version): raised whenever a field changes.
 # 2: Service.python; the benchmark's python, module and flags.
-PLAN_VERSION = 2
+# 3: Service.metrics_url; Plan.monitoring.
+PLAN_VERSION = 3
 
 SERVER_MODULE = "sglang.launch_server"
 ROUTER_MODULE = "sglang_router.launch_router"
@@ -100,6 +103,9 @@ class Service:
     # A server rank pinned to the CPUs near its NPUs (sglang_npu_cpus): the unit's CPUAffinity=, a container's
     # --cpuset-cpus; None: unpinned.
     cpus: str | None = None
+    # Where Prometheus scrapes it (a server's /metrics on its port, a Rust router's exporter); None: metrics off,
+    # or the mini load balancer (no exporter).
+    metrics_url: str | None = None
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Service:
@@ -157,6 +163,8 @@ class Plan:
     instances: list[InstancePlan] = dataclasses.field(default_factory=list)
     # The planned SGLang release's reference environment (profiles/_releases.yml stacks), None when none is recorded.
     reference_stack: dict[str, Any] | None = None
+    # The monitoring settings (plugin_utils/_monitoring.py Settings): metrics on, scrape interval, alert thresholds.
+    monitoring: dict[str, Any] = dataclasses.field(default_factory=lambda: dataclasses.asdict(_monitoring.Settings()))
     # Version of this form (as_dict / JSON); a consumer refuses a plan of another version.
     plan_version: int = PLAN_VERSION
 
@@ -339,11 +347,20 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
         scope["router"] = "router"
     computed_env = {role: _computed_env(spec) for role, spec in profile.roles.items()}
     overrides = contract.check_overrides(inv.variables.get("sglang_overrides"), scope, computed_env, errors)
+    _monitoring.check_overrides(overrides, errors)
+    monitoring = _monitoring.settings(inv.variables, profile.tpot_target_ms, profile.published)
     specs = {role: _apply_overrides(spec, overrides, errors) for role, spec in profile.roles.items()}
     if profile.deploy_mode == "pd_separation" and not router_hosts:
         errors.add("PD separation needs a router host in front of its prefill and decode instances", group="router")
     if router_hosts and "router" not in specs:
         specs["router"] = _apply_overrides(DEFAULT_MIXED_ROUTER, overrides, errors)
+    # Metrics (sglang_metrics): a recorded deviation from the documented launches, added before the release check.
+    for role in profile.server_roles:
+        specs[role] = dataclasses.replace(specs[role], args={**specs[role].args, **_monitoring.server_flags(monitoring)})
+    if "router" in specs:
+        mini = specs["router"].args.get("--mini-lb") is True
+        specs["router"] = dataclasses.replace(specs["router"], args={
+            **specs["router"].args, **_monitoring.router_flags(monitoring, mini)})
     for role in profile.server_roles:
         _check_devices(profile, specs[role], errors)
         check_role(role, specs[role].args, specs[role].env, errors)
@@ -426,6 +443,7 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
                     mem_fraction_static=_number(_arg_text(spec.args, "--mem-fraction-static", values)),
                     worker=dict(worker) if rank == 0 else None,
                     python=python if settings is None else None,
+                    metrics_url=_monitoring.url(host.address, spec.port) if monitoring.metrics else None,
                 )
                 svc.cpus = _pinned_cpus(host.settings.get("sglang_npu_cpus"), svc.devices, name,
                                         contract.Where("sglang_npu_cpus", role, host.name), errors)
@@ -460,11 +478,13 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
         if router_spec is None:
             break
         host = inv.hosts[name]
-        values = dict(inv_values, port=router_spec.port, host=host.address)
+        mini_lb = router_spec.args.get("--mini-lb") is True
+        metrics_port = _monitoring.router_metrics_port(monitoring, mini_lb)
+        values = dict(inv_values, port=router_spec.port, host=host.address, metrics_port=metrics_port,
+                      metrics_host=_bind_address(host.address))
         argv = [router_python, "-m", ROUTER_MODULE] + render_args(router_spec.args, values, expansions)
         bind = str(router_spec.args.get("--host", "127.0.0.1"))
         probe = "127.0.0.1" if bind in ("0.0.0.0", "::") else _fill(bind, values)
-        mini_lb = router_spec.args.get("--mini-lb") is True
         svc = Service(
             name=f"sglang-router-i{index}", role="router", instance=index, node_rank=0, nnodes=1,
             inventory_host=name, host=probe, port=router_spec.port, bootstrap_port=None, dist_init_addr=None,
@@ -473,11 +493,13 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
             # The Python mini load balancer has no readiness endpoint; the Rust router does.
             ready_url=None if mini_lb else f"http://{probe}:{router_spec.port}/readiness",
             instance_key=f"router-i{index}", depends_on=list(rank0_names),
-            listens={"http": router_spec.port}, secret_flags=list(secret_flags.get("router", [])),
+            listens={"http": router_spec.port, **({"metrics": metrics_port} if metrics_port else {})},
+            secret_flags=list(secret_flags.get("router", [])),
             watchdog=_watchdog.RouterWatch(router_url=None if mini_lb else f"http://{probe}:{router_spec.port}",
                                            workers=tuple(watched)),
             peers=_peers("router", None, 0, router_spec, probe, values, None), mini_lb=mini_lb,
             python=router_python if settings is None else None,
+            metrics_url=_monitoring.url(host.address, metrics_port) if monitoring.metrics and metrics_port else None,
         )
         planned_instances.append(InstancePlan(
             key=svc.instance_key, role="router", instance=index, ranks=[svc.name], hosts=[name], mini_lb=mini_lb,
@@ -504,7 +526,7 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
                 runtime="container" if settings is not None else "host",
                 container=settings,
                 hardware=profile.hardware, preflight=preflight, instances=planned_instances,
-                reference_stack=_reference_stack(releases))
+                reference_stack=_reference_stack(releases), monitoring=dataclasses.asdict(monitoring))
 
 
 # Every rank of an instance must wait as long for its peers: ranks with other timeouts fail in ways that are hard
@@ -623,6 +645,15 @@ def _model_paths(args: Mapping[str, ArgValue], values: Mapping[str, Any]) -> lis
     return out
 
 
+def _bind_address(address: str) -> str:
+    """The router's --prometheus-host for its host's address: the address itself when it is an IP; for a host name,
+    0.0.0.0, which is what sglang-router 0.3.x binds when given a name it does not parse as an IP."""
+    try:
+        return str(ipaddress.ip_address(address))
+    except ValueError:
+        return "0.0.0.0"
+
+
 def _split_addr(addr: str) -> tuple[str, int] | None:
     """``host:port`` / ``tcp://host:port`` / ``[v6]:port`` -> (host, port)."""
     text = re.sub(r"^[a-z]+://", "", addr.strip())
@@ -683,6 +714,10 @@ def _merge_cann(host: HostPlan, cann: CannEnv) -> None:
     host.cann = merged
 
 
+# The variable that moves a port of a kind (the other kinds are the profile's or sglang_overrides' ports).
+_PORT_VARIABLES = {"watchdog": "sglang_watchdog_port", "metrics": "sglang_router_metrics_port"}
+
+
 def _check_ports(hosts: Mapping[str, HostPlan], inv: Inventory, errors: Collector) -> None:
     """Ports are per address: two inventory names for one machine share its ports."""
     used: dict[str, dict[int, str]] = {}
@@ -695,7 +730,7 @@ def _check_ports(hosts: Mapping[str, HostPlan], inv: Inventory, errors: Collecto
                 if port in taken:
                     errors.add(f"port {port} is used twice on address {inv.hosts[name].address}: {taken[port]} and "
                                f"{svc.name} {what}", group=svc.role, host=name,
-                               variable="sglang_watchdog_port" if "watchdog" in (what, owner.get(port)) else "port")
+                               variable=_PORT_VARIABLES.get(what, _PORT_VARIABLES.get(owner.get(port, ""), "port")))
                 owner.setdefault(port, what)
                 taken.setdefault(port, f"{svc.name} {what} of host '{name}'")
 

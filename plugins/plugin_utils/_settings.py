@@ -25,6 +25,7 @@ from typing import Any, Callable, Mapping
 
 from ansible_collections.ascend.sglang.plugins.module_utils import _npu_topo
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _contract as c
+from ansible_collections.ascend.sglang.plugins.plugin_utils import _monitoring
 from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector
 from ansible_collections.ascend.sglang.plugins.plugin_utils._instances import parse_batch
 
@@ -163,17 +164,6 @@ def _ratio(value: Any, errors: Collector, where: c.Where) -> Any:
     return number
 
 
-def _positive(value: Any, errors: Collector, where: c.Where) -> Any:
-    try:
-        number = float(value) if not isinstance(value, bool) and isinstance(value, (int, float, str)) else -1.0
-    except ValueError:
-        number = -1.0
-    if not 0.0 < number < 1e9:
-        where.add(errors, f"must be a positive number, got {c.type_name(value)} {c.shown(value)}")
-        return None
-    return number
-
-
 def _mapping(value: Any, errors: Collector, where: c.Where) -> Any:
     if not isinstance(value, Mapping):
         where.add(errors, f"must be a mapping, got {c.type_name(value)} {c.shown(value)}")
@@ -290,6 +280,17 @@ TABLE: tuple[Setting, ...] = (
     S("sglang_preflight_checks", DEPLOYMENT, "Check name -> fail, warn or off (" + _PLANNED + ")."),
     S("sglang_preflight_weights", DEPLOYMENT, "quick or full comparison of the weights between ranks ("
       + _PLANNED + ")."),
+    S("sglang_metrics", DEPLOYMENT, "Servers export Prometheus metrics (--enable-metrics) and each Rust router its "
+      "exporter on its host's address (--prometheus-host/--prometheus-port); playbooks/monitoring.yml writes the "
+      "scrape targets and alert rules. false: the documented launches as they are.", c.boolean, True, "bool"),
+    S("sglang_router_metrics_port", DEPLOYMENT, "Port of the routers' Prometheus exporter (the router's own default).",
+      _int(1, 65535), 29000, "int"),
+    S("sglang_metrics_scrape_interval", DEPLOYMENT, "Scrape interval of the generated Prometheus jobs, and evaluation "
+      "interval of the rules (a Prometheus duration).", _monitoring.duration, "15s"),
+    S("sglang_alert_down_for", DEPLOYMENT, "How long a server, router or router worker must be down before its alert "
+      "fires (a Prometheus duration).", _monitoring.duration, "1m"),
+    S("sglang_alert_ttft_p90_seconds", DEPLOYMENT, "TTFT p90 (seconds) above which SGLangTTFTHigh fires after 10m "
+      "(default: 3 x the profile's published mean TTFT, else 30).", c.positive, type="float"),
     # ---- each host ------------------------------------------------------------------------------------------
     S("sglang_host_ip", HOST, "Address the host's services bind and its peers dial (default ansible_host).",
       c.address),
@@ -395,6 +396,8 @@ TABLE: tuple[Setting, ...] = (
     S("sglang_watchdog_port", HOST, "Port on rank 0's address where rank 0's watchdog serves its unit's "
       "InvocationID to the other ranks' watchdogs (read from rank 0's host).", _int(1, 65535), 8990, "int",
       entries=_WATCH, defaults_in=("sglang_service",)),
+    S("sglang_monitoring_host_dir", HOST, "Where playbooks/monitoring.yml writes the Prometheus files on the hosts of "
+      "the sglang_monitoring group.", c.absolute_path, "/etc/prometheus/sglang", "path"),
     S("sglang_container_pull_timeout", HOST, "Seconds a pull (or load) of the image may take on a host.",
       _int(1, 86400), 3600, "int", entries=("sglang_service:image",), defaults_in=("sglang_service",)),
     S("sglang_container_archive_dest", HOST, "Where the controller's image tarball is copied on the host before "
@@ -402,6 +405,8 @@ TABLE: tuple[Setting, ...] = (
       "/var/cache/sglang/sglang-image.tar", "path", entries=("sglang_service:image",),
       defaults_in=("sglang_service",)),
     # ---- options of one playbook (-e) ---------------------------------------------------------------------
+    S("sglang_monitoring_dir", RUN, "playbooks/monitoring.yml: write the Prometheus files into this controller "
+      "directory (else onto the sglang_monitoring hosts).", _controller_path, type="path"),
     S("sglang_render_dir", RUN, "Render mode: write every host's files into this controller directory instead of "
       "deploying.", _controller_path, type="path", entries=("sglang_service:render",)),
     S("sglang_preflight_fail_on", RUN, "Stop deploy/preflight on: fail, warn or never.", _word("fail", "warn", "never")),
@@ -442,7 +447,7 @@ TABLE: tuple[Setting, ...] = (
     S("sglang_bench_python", RUN, "Interpreter of the benchmark client.", c.command),
     S("sglang_bench_timeout", RUN, "Seconds the benchmark may run.", _int(1, 604800)),
     S("sglang_bench_tokenizer", RUN, "--tokenizer of the benchmark client.", c.text),
-    S("sglang_bench_tpot_target_ms", RUN, "TPOT target of the benchmark in ms (default: the profile's).", _positive),
+    S("sglang_bench_tpot_target_ms", RUN, "TPOT target of the benchmark in ms (default: the profile's).", c.positive),
     S("sglang_bench_tpot_tolerance", RUN, "Tolerance over the TPOT target (0.10: 10 %).", _ratio),
     S("sglang_collect", RUN, "doctor.yml also collects the failure bundle.", c.boolean),
     S("sglang_collect_dir", RUN, "Controller directory of the failure bundle.", _controller_path),

@@ -1,8 +1,9 @@
 # Copyright: ascend.sglang contributors
 # Apache License 2.0
 """The status of a deployment: every host's sglang_service_status result -> one row per planned service (systemd
-state, health, uptime, the files it runs, the router's view of it, its watchdog), the table of those rows, and
-the verdicts on them (action ascend.sglang.sglang_status_report; doctor.yml's watchdog lines).
+state, health, uptime, an instance's load from rank 0's /metrics, the files it runs, the router's view of it, its
+watchdog), the table of those rows, and the verdicts on them (action ascend.sglang.sglang_status_report; doctor.yml's
+watchdog lines).
 
 Private to the collection; pure, no Ansible import.
 """
@@ -18,8 +19,11 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils._table import render
 
 COLUMNS = (("host", "host"), ("role", "role"), ("instance", "inst"), ("node_rank", "rank"), ("port", "port"),
            ("service", "service"), ("state", "systemd"), ("health", "health"), ("uptime", "uptime"),
-           ("config", "running config"),
+           ("run", "run"), ("queue", "queue"), ("tpot", "tpot_ms"), ("config", "running config"),
            ("router_view", "router's view"), ("watchdog", "watchdog"))
+SERVER_ROLES = ("prefill", "decode", "mixed")
+# A metrics error in the table is cut to this many characters; the row (and the JSON) keeps all of it.
+METRICS_ERROR_WIDTH = 32
 
 
 def router_view(plan: Mapping[str, Any], listing: Mapping[str, Any] | None, mini_lb: bool) -> dict[str, str]:
@@ -52,6 +56,42 @@ def format_duration(seconds: int | None) -> str:
     hours, rest = divmod(rest, 3600)
     minutes, secs = divmod(rest, 60)
     return (f"{days}d " if days else "") + f"{hours:02d}:{minutes:02d}:{secs:02d}"
+
+
+def metrics_cells(svc: Mapping[str, Any], got: Mapping[str, Any] | None) -> dict[str, str]:
+    """The ``run``, ``queue`` and ``tpot`` cells of a service: rank 0 of a server instance with metrics on shows
+    its load (``tpot`` ``-`` before its first output token); a failed read shows its error, cut short, under
+    ``run``; ``-`` for metrics off and every other service, ``?`` where the host said nothing about it."""
+    if not (svc.get("metrics_url") and svc.get("role") in SERVER_ROLES and svc.get("node_rank") == 0):
+        return {"run": "-", "queue": "-", "tpot": "-"}
+    got = got or {}
+    load = got.get("metrics")
+    if isinstance(load, Mapping):
+        tpot = load.get("tpot_ms")
+        return {"run": _figure(load.get("running")), "queue": _figure(load.get("queued")),
+                "tpot": f"{tpot:.1f}" if isinstance(tpot, (int, float)) else "-"}
+    if got.get("metrics_error"):
+        return {"run": metrics_error_cell(str(got["metrics_error"])), "queue": "?", "tpot": "?"}
+    return {"run": "?", "queue": "?", "tpot": "?"}
+
+
+def metrics_error_cell(error: str) -> str:
+    """A metrics error cut short for the table (the row keeps all of it): the columns already say it is about
+    /metrics, and why a page did not answer is the health column's business too."""
+    text = " ".join(error.split())
+    if text.startswith("GET /metrics: "):
+        text = text[len("GET /metrics: "):]
+        if text.isdigit():
+            text = f"HTTP {text}"
+        elif text.startswith("no answer ("):
+            text = "no answer"
+    return text if len(text) <= METRICS_ERROR_WIDTH else text[:METRICS_ERROR_WIDTH - 3].rstrip() + "..."
+
+
+def _figure(value: Any) -> str:
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return "?"
+    return str(int(value)) if float(value).is_integer() else f"{value:.1f}"
 
 
 def status_rows(plan: Mapping[str, Any], observed: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -98,14 +138,19 @@ def status_rows(plan: Mapping[str, Any], observed: Mapping[str, Any]) -> list[di
                      "instance": svc["instance"], "node_rank": svc["node_rank"], "port": svc["port"],
                      "state": state, "health": health, "uptime_s": got.get("uptime_s"),
                      "uptime": format_duration(got.get("uptime_s")), "router_view": view,
-                     "restarts": got.get("restarts"), "config": config, "pending": list(got.get("pending") or [])})
+                     "restarts": got.get("restarts"), "config": config, "pending": list(got.get("pending") or []),
+                     # Informational: a failed read is shown, never a reason for healthy() to say no.
+                     "metrics": dict(got["metrics"]) if isinstance(got.get("metrics"), Mapping) else None,
+                     "metrics_error": got.get("metrics_error"),
+                     **metrics_cells(svc, None if host_result is None else got)})
     rows.sort(key=lambda r: (r["role"] == "router", order.get(r["service"], 0), r["node_rank"]))
     for url, text in views.items():
         if url.startswith("extra:"):
             rows.append({"host": "-", "service": url[len("extra:"):], "role": "?", "instance": "-", "node_rank": "-",
                          "port": "-", "state": "-", "health": "-", "uptime_s": None, "uptime": "-",
                          "router_view": text, "restarts": None, "watchdog": "-", "watchdog_state": None,
-                         "config": "-", "pending": []})
+                         "config": "-", "pending": [], "metrics": None, "metrics_error": None,
+                         "run": "-", "queue": "-", "tpot": "-"})
     return rows
 
 

@@ -35,8 +35,10 @@ def golden_layout(profile: _profile.Profile) -> sd.Layout:
     return lay
 
 
-def golden_inventory(lay: sd.Layout, server_vars: dict | None = None) -> _topology.Inventory:
-    """The documented layout as an inventory; ``server_vars``: more variables of every server host."""
+def golden_inventory(lay: sd.Layout, server_vars: dict | None = None,
+                     deployment_vars: dict | None = None) -> _topology.Inventory:
+    """The documented layout as an inventory; ``server_vars``: more variables of every server host;
+    ``deployment_vars``: more variables of the deployment."""
     groups: dict[str, list[str]] = {"prefill": [], "decode": [], "mixed": [], "router": []}
     hostvars: dict[str, dict[str, str]] = {}
     for role in ("prefill", "decode", "mixed"):
@@ -49,7 +51,7 @@ def golden_inventory(lay: sd.Layout, server_vars: dict | None = None) -> _topolo
         groups["router"].append("router0")
         hostvars["router0"] = {"sglang_host_ip": lay.router}
     variables = {"sglang_model_path": lay.model_path, "sglang_draft_model_path": lay.draft_model_path,
-                 "sglang_init_expert_location": "/models/expert_distribution.pt"}
+                 "sglang_init_expert_location": "/models/expert_distribution.pt", **(deployment_vars or {})}
     return _topology.build_inventory(groups, hostvars, variables)
 
 
@@ -88,11 +90,22 @@ def the_launch(run: sd.HostRun, module: str, where: str) -> sd.Launch:
     return found[0]
 
 
+# The one deviation every launch gets unless sglang_metrics is false (README "Monitoring"): each server exports
+# Prometheus metrics on its port, a Rust router (not the --mini-lb Python balancer, which has no exporter) on its host's
+# address at sglang_router_metrics_port (default 29000, the router's own default port).
+def metrics_flags(role: str, seed_argv: list[str], address: str) -> list[str]:
+    if role != "router":
+        return ["--enable-metrics"]
+    return [] if "--mini-lb" in seed_argv else ["--prometheus-host", address, "--prometheus-port", "29000"]
+
+
+@pytest.mark.parametrize("metrics", [True, False], ids=["metrics", "documented"])
 @pytest.mark.parametrize("pid", [p for p in PROFILES if p not in ALIASES])
-def test_profile_renders_the_documented_commands(pid: str) -> None:
+def test_profile_renders_the_documented_commands(pid: str, metrics: bool) -> None:
+    """With sglang_metrics false, the documented commands exactly; by default, those plus the metrics flags."""
     profile = _profile.load_profile(pid)
     lay = golden_layout(profile)
-    plan = _planner.plan(profile, golden_inventory(lay))
+    plan = _planner.plan(profile, golden_inventory(lay, deployment_vars={"sglang_metrics": metrics}))
     runs = seed_runs(profile, lay)
     servers = 0
     for host, host_plan in plan.hosts.items():
@@ -102,7 +115,8 @@ def test_profile_renders_the_documented_commands(pid: str) -> None:
             if svc.role == "router":
                 seed = the_launch(run, "sglang_router.launch_router", where)
                 assert svc.argv[1:3] == ["-m", "sglang_router.launch_router"]
-                assert sd.flag_groups(svc.argv[3:]) == sd.flag_groups(seed.argv), where
+                extra = metrics_flags("router", seed.argv, lay.router) if metrics else []
+                assert sd.flag_groups(svc.argv[3:]) == sd.flag_groups(seed.argv + extra), where
                 # The router gets its own variables only; each must be what the script exports there.
                 for key, value in svc.env.items():
                     assert seed.env.get(key) == value, f"{where}: env {key}"
@@ -110,7 +124,8 @@ def test_profile_renders_the_documented_commands(pid: str) -> None:
             servers += 1
             seed = the_launch(run, "sglang.launch_server", where)
             assert svc.argv[1:3] == ["-m", "sglang.launch_server"]
-            assert sd.flag_groups(svc.argv[3:]) == sd.flag_groups(seed.argv), where
+            extra = metrics_flags(svc.role, seed.argv, svc.host) if metrics else []
+            assert sd.flag_groups(svc.argv[3:]) == sd.flag_groups(seed.argv + extra), where
             assert svc.env == seed.env, where
             assert host_plan.cann["sources"] == seed.sources, where
             assert sorted(host_plan.cann["unset"]) == sorted(set(seed.unset)), where

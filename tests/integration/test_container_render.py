@@ -62,7 +62,12 @@ def test_container_render_keeps_argv_env_and_wraps_them(shape: str, rendered_pai
     _inventory, extra, expected = SHAPES[shape]
     host_files = sorted(p.relative_to(host) for p in host.rglob("*") if p.is_file())
     assert host_files == sorted(p.relative_to(cont) for p in cont.rglob("*") if p.is_file())  # no new file
-    summaries = sorted(cont.rglob("*.json"))
+    # The hosts' summaries (the Prometheus files under monitoring/ are the plan's, the same in both runtimes).
+    summaries = sorted(p for p in cont.rglob("*.json") if p.relative_to(cont).parts[0] != "monitoring")
+    for path in sorted((cont / "monitoring").rglob("*")):
+        if path.is_file():
+            mine = path.read_text().replace(str(cont), str(host))
+            assert mine == (host / path.relative_to(cont)).read_text(), path
     checked = set()
     for summary in summaries:
         if summary.name.endswith(".watchdog.json"):

@@ -99,6 +99,9 @@ def test_render_writes_the_plan(inventory: str, rendered) -> None:
             assert (f"ExecStart=/usr/bin/python3 /usr/local/libexec/sglang/sglang_watchdog.py "
                     f"/etc/sglang/{svc['name']}.watchdog.json") in unit
         subprocess.run(["bash", "-n", str(out / host / "cann_env.sh")], check=True)
+    # The Prometheus files of the plan, for review (metrics are on in every example).
+    want += ["monitoring/prometheus.yml", f"monitoring/rules/{expected.profile}.yml"]
+    want += [f"monitoring/targets/{expected.profile}.{role}.json" for role in ("prefill", "decode", "mixed", "router")]
     assert written == sorted(want)
     assert recap_changed(first.stdout) > 0
 
@@ -128,7 +131,8 @@ def test_example_render_matches_the_documented_pd32_layout(rendered) -> None:
 def test_render_uses_the_deployment_modes(rendered) -> None:
     out, _unused = rendered("example")
     modes = {p.name.split(".", 1)[1] if p.name.startswith("sglang-") else p.name: p.stat().st_mode & 0o777
-             for p in out.rglob("*") if p.is_file()}
+             for p in out.rglob("*") if p.is_file() and "monitoring" not in p.parts}
+    assert {p.stat().st_mode & 0o777 for p in (out / "monitoring").rglob("*") if p.is_file()} == {0o644}
     assert modes == {"env": 0o640, "json": 0o640, "sh": 0o755, "service": 0o644, "cann_env.sh": 0o644,
                      "sysctl.conf": 0o644, "watchdog.json": 0o644}
 
@@ -209,10 +213,39 @@ def test_unknown_profile_is_named(tmp_path: Path) -> None:
     assert proc.returncode != 0 and "variable 'sglang_profile': unknown profile 'deepseek_r1_pd33'" in proc.stdout
 
 
+def monitoring(*extra: str, check: bool = True) -> subprocess.CompletedProcess:
+    return ansible("ansible-playbook", "-i", "inventories/example", "playbooks/monitoring.yml", *extra, check=check)
+
+
+def test_monitoring_writes_what_render_mode_shows(tmp_path: Path, rendered) -> None:
+    out, _unused = rendered("example")
+    dest = tmp_path / "prom"
+    preview = monitoring("-e", f"sglang_monitoring_dir={dest}", "--check")
+    assert recap_changed(preview.stdout) == 1 and not dest.exists()  # check mode: said, nothing written
+    first = monitoring("-e", f"sglang_monitoring_dir={dest}")
+    assert recap_changed(first.stdout) == 1
+    written = sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file())
+    assert written == sorted(p.relative_to(out / "monitoring").as_posix() for p in (out / "monitoring").rglob("*")
+                             if p.is_file())
+    for rel in written:
+        mine, reviewed = (dest / rel).read_text(), (out / "monitoring" / rel).read_text()
+        # The scrape configuration names its files by absolute path: the rest is byte for byte the render.
+        assert mine == reviewed.replace(str(out / "monitoring"), str(dest)), rel
+    assert recap_changed(monitoring("-e", f"sglang_monitoring_dir={dest}").stdout) == 0
+
+
+def test_monitoring_refusals(tmp_path: Path) -> None:
+    nowhere = monitoring(check=False)
+    assert nowhere.returncode != 0 and "nowhere to write the Prometheus files" in nowhere.stdout
+    off = monitoring("-e", f"sglang_monitoring_dir={tmp_path / 'x'}", "-e", "sglang_metrics=false", check=False)
+    assert off.returncode != 0 and "sglang_metrics is false" in off.stdout
+    assert not (tmp_path / "x").exists()
+
+
 def test_playbook_syntax() -> None:
     playbooks = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "playbooks").glob("*.yml"))
-    assert len(playbooks) == 41 + 10  # one per profile (40 + the pd32 alias) + deploy, plan, render, preflight,
-    # doctor, status, stop, restart, bench, collect
+    assert len(playbooks) == 41 + 11  # one per profile (40 + the pd32 alias) + deploy, plan, render, preflight,
+    # doctor, status, stop, restart, bench, collect, monitoring
     ansible("ansible-playbook", "-i", "inventories/example", "--syntax-check", *playbooks)
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -23,6 +22,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from local import free_ports
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -30,18 +30,6 @@ ROUTER_PYTHON = ROOT / ".cache" / "parsers" / "router-0.3.0" / "bin" / "python"
 STANDIN = ROOT / "tests" / "standins" / "sglang" / "sglang" / "launch_server.py"
 CYCLES = 30
 pytestmark = pytest.mark.ansible
-
-
-def free_ports(count: int) -> list[int]:
-    # All sockets stay bound until every port is known, so the ports differ from each other.
-    socks = [socket.socket() for unused in range(count)]
-    try:
-        for sock in socks:
-            sock.bind(("127.0.0.1", 0))
-        return [sock.getsockname()[1] for sock in socks]
-    finally:
-        for sock in socks:
-            sock.close()
 
 
 def get_json(url: str) -> tuple[int, dict]:

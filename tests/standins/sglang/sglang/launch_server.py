@@ -20,17 +20,43 @@ Standard library only.  It:
   or mixed behaviour; a streamed /generate of a decode or mixed server sends max_new_tokens tokens one event
   at a time (cumulative text, meta_info.completion_tokens), as sglang.bench_serving reads them; a decode answer
   echoes the bootstrap fields it received; every request is logged
-  to <unit>.requests.jsonl.  Never reports a model or tokenizer path.
+  to <unit>.requests.jsonl.  /server_info and /model_info never report a model or tokenizer path;
+- a rank > 0, once the rendezvous with rank 0 completed (the real one: once its schedulers are ready), serves
+  SGLang's dummy health check server (launch_dummy_health_check_server, which entrypoints/engine.py starts on
+  ranks >= 1) on its own --host/--port: GET /ping, /health and /health_generate answer 200 with an empty body,
+  always (it checks nothing, and keeps answering after a peer is lost), /metrics with --enable-metrics, anything
+  else 404. A port already taken is logged and the rank goes on without it, as the real daemon thread does;
+- --enable-metrics: GET /metrics in the Prometheus text format 0.0.4 as prometheus_client prints SGLang's
+  multiprocess registry (no _created samples; a histogram's _sum, then its buckets, then _count), with the
+  families, types, HELP texts, labels and default buckets of SGLang 0.5.6.post2 (see SCHEDULER_GAUGES). Every
+  scheduler of the node that logs stats (attention-TP rank 0, every one with --enable-metrics-for-all-schedulers)
+  has the gauges, labelled model_name (--served-model-name, else --model-path), engine_type "unified", tp_rank,
+  pp_rank and, for DP groups or DP attention (or SGLANG_DP_RANK), dp_rank; they are there from the start, as after
+  a real server's warmup request. The node's first such scheduler has live values (num_running_reqs: generation
+  requests in flight; num_used_tokens and token_usage: their tokens, over --max-total-tokens or KV_TOKENS;
+  gen_throughput: tokens sent in the last second), the others 0. Rank 0 adds the tokenizer's families, labelled
+  model_name, once a request finished: prompt and completion tokens as it reports them, TTFT at the first chunk or
+  answer and inter-token latency between streamed chunks (neither on a prefill server), end-to-end at the end; a
+  client that hangs up mid-stream is an aborted request. A rank > 0 sees no request: with plain TP none of its
+  schedulers is attention-TP rank 0 and its /metrics holds no sglang: family, as the real one's before any
+  request. Not modelled: the real server's warmup request (its counters start at one request), the
+  queue_time_seconds and per_stage_req_latency_seconds histograms every scheduler fills per request (ranks > 0
+  too), func_latency_seconds, http_responses_total, --collect-tokens-histogram, OpenMetrics for an Accept header
+  asking for it.
 Test knobs (environment): SGLANG_STANDIN_STARTUP_DELAY (seconds, default 1),
 SGLANG_STANDIN_NEVER_HEALTHY=1 (/health stays 503), SGLANG_STANDIN_STATE_DIR,
 SGLANG_STANDIN_TOKEN_INTERVAL_MS (streamed /generate, default 5), SGLANG_STANDIN_HEARTBEAT_TIMEOUT (seconds,
 default 3), SGLANG_STANDIN_PEER_LOSS (unset: hang like SGLang; "exit": exit at once),
 SGLANG_STANDIN_FAIL_LOG=<failure> (print the real log lines of that failure to stderr, then exit 1, as the server
-does when it dies of it; the failures are in FAIL_LOGS).
+does when it dies of it; the failures are in FAIL_LOGS), SGLANG_STANDIN_QUEUE_REQS=<n> (adds n to the first
+scheduler's sglang:num_queue_reqs: the stand-in itself never queues).
 """
 from __future__ import annotations
 
+import collections
+import gzip
 import json
+import math
 import os
 import socket
 import sys
@@ -38,6 +64,7 @@ import threading
 import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs
 
 STATE_DIR = os.environ.get("SGLANG_STANDIN_STATE_DIR", "/var/lib/sglang-standin")
 # Streamed /generate: seconds between tokens (the benchmark measures it as TPOT / ITL), and a bound.
@@ -58,6 +85,71 @@ FAIL_LOGS = {
         "HcclCommInitRootInfo(numRanks, &rootInfo, rank, &(comm->hcclComm_))",
     ],
 }
+# SGLANG_STANDIN_QUEUE_REQS: requests to report as waiting (sglang:num_queue_reqs); the stand-in never queues any.
+QUEUE_REQS = int(os.environ.get("SGLANG_STANDIN_QUEUE_REQS", "0"))
+# The KV cache pool in tokens when --max-total-tokens says nothing (sglang:max_total_num_tokens, token_usage).
+KV_TOKENS = 65536
+# Prometheus metrics (--enable-metrics). Names, types, HELP texts and default buckets: sgl-project/sglang
+# python/sglang/srt/metrics/collector.py at release v0.5.6.post2. SchedulerMetricsCollector.log_stats sets these
+# gauges, in this order; the labels are managers/scheduler_metrics_mixin.py's (init_metrics) of that release.
+SCHEDULER_GAUGES = (  # multiprocess_mode="mostrecent": one sample per scheduler
+    ("sglang:num_running_reqs", "The number of running requests."),
+    ("sglang:num_used_tokens", "The number of used tokens."),
+    ("sglang:token_usage", "The token usage."),
+    ("sglang:pending_prealloc_token_usage", "The token usage for pending preallocated tokens (not preallocated yet)."),
+    ("sglang:swa_token_usage", "The token usage for SWA layers."),
+    ("sglang:mamba_usage", "The token usage for Mamba layers."),
+    ("sglang:gen_throughput", "The generation throughput (token/s)."),
+    ("sglang:num_queue_reqs", "The number of requests in the waiting queue."),
+    ("sglang:num_grammar_queue_reqs", "The number of requests in the grammar waiting queue."),
+    ("sglang:num_running_reqs_offline_batch",
+     "The number of running low-priority offline batch requests(label is 'batch')."),
+    ("sglang:cache_hit_rate", "The prefix cache hit rate."),
+    ("sglang:max_total_num_tokens", "Maximum total number of tokens in the KV cache pool."),
+    ("sglang:spec_accept_length", "The average acceptance length of speculative decoding."),
+    ("sglang:spec_accept_rate",
+     "The average acceptance rate of speculative decoding (`accepted tokens / total draft tokens` in batch)."),
+    ("sglang:num_prefill_prealloc_queue_reqs", "The number of requests in the prefill prealloc queue."),
+    ("sglang:num_prefill_inflight_queue_reqs", "The number of requests in the prefill inflight queue."),
+    ("sglang:num_decode_prealloc_queue_reqs", "The number of requests in the decode prealloc queue."),
+    ("sglang:num_decode_transfer_queue_reqs", "The number of requests in the decode transfer queue."),
+    ("sglang:kv_transfer_speed_gb_s", "The transfer speed of the KV cache in GB/s."),
+    ("sglang:kv_transfer_latency_ms", "The transfer latency of the KV cache in ms."),
+    ("sglang:kv_transfer_bootstrap_ms", "The bootstrap time of the KV transfer in ms."),
+    ("sglang:kv_transfer_alloc_ms", "The allocation waiting time of the KV transfer in ms."),
+    ("sglang:utilization", "The utilization."),
+    ("sglang:engine_startup_time", "The time taken for the engine to start up."),
+    ("sglang:engine_load_weights_time", "The time taken for the engine to load weights."),
+    ("sglang:new_token_ratio", "The new token ratio."),
+    ("sglang:is_cuda_graph", "Whether the batch is using CUDA graph."),
+)
+SCHEDULER_GAUGES_PID = (  # no multiprocess_mode (prometheus_client's "all"): each sample keeps a pid label
+    ("sglang:num_retracted_reqs", "The number of retracted requests."),
+    ("sglang:num_paused_reqs", "The number of paused requests by async weight sync."),
+)
+# TokenizerMetricsCollector (labels: model_name, managers/tokenizer_manager.py): what observe_one_finished_request
+# and observe_one_aborted_request count; their exposition names keep the _total the collector's names have.
+PROMPT_TOKENS = ("sglang:prompt_tokens_total", "Number of prefill tokens processed.")
+GENERATION_TOKENS = ("sglang:generation_tokens_total", "Number of generation tokens processed.")
+NUM_REQUESTS = ("sglang:num_requests_total", "Number of requests processed.")
+ABORTED_REQUESTS = ("sglang:num_aborted_requests_total", "Number of requests aborted.")
+TTFT = "sglang:time_to_first_token_seconds"
+ITL = "sglang:inter_token_latency_seconds"
+E2E = "sglang:e2e_request_latency_seconds"
+RETRACTIONS = "sglang:num_retractions"
+# The histograms' HELP texts, default buckets and the server flag that replaces them (nargs="+").
+HISTOGRAMS = {
+    TTFT: ("Histogram of time to first token in seconds.", "--bucket-time-to-first-token",
+           (0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400)),
+    ITL: ("Histogram of inter-token latency in seconds.", "--bucket-inter-token-latency",
+          (0.002, 0.004, 0.006, 0.008, 0.010, 0.015, 0.020, 0.025, 0.030, 0.035, 0.040, 0.060, 0.080, 0.100, 0.200,
+           0.400, 0.600, 0.800, 1.000, 2.000, 4.000, 6.000, 8.000)),
+    E2E: ("Histogram of End-to-end request latency in seconds", "--bucket-e2e-request-latency",
+          (0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400, 600, 1200, 1800, 2400)),
+    RETRACTIONS: ("Histogram of retraction counts per request.", None,
+                  (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 75, 100)),
+}
+METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
 def log(msg: str) -> None:
@@ -262,10 +354,301 @@ def rendezvous(state: State) -> None:
                     time.sleep(3600)
             answer += chunk
         log(f"rank {state.rank} connected to rank 0 at {addr}")
-        heartbeat(state, conn, 0, "node rank 0")  # blocks: ranks > 0 serve no HTTP
+        serve_dummy(state)
+        heartbeat(state, conn, 0, "node rank 0")  # blocks
 
 
-class Handler(BaseHTTPRequestHandler):
+def opt(opts: dict[str, object], *names: str, default: object = None) -> object:
+    """The value of the first of a flag's spellings given (argparse aliases: --tp-size, --tensor-parallel-size)."""
+    for name in names:
+        if name in opts:
+            return opts[name]
+    return default
+
+
+def scheduler_labels(opts: dict[str, object], rank: int, nnodes: int, model: str) -> list[dict[str, str]]:
+    """The labels of this node's schedulers that log stats, in SGLang 0.5.6.post2's launch order: the node's pp and tp
+    rank ranges of entrypoints/engine.py (one TP group per DP rank without DP attention: data_parallel_controller.py);
+    log_stats runs on attention-TP rank 0 only unless --enable-metrics-for-all-schedulers (scheduler.py
+    current_scheduler_metrics_enabled); dp_rank is a label when the scheduler has one (scheduler_metrics_mixin.py)."""
+    tp = int(str(opt(opts, "--tp-size", "--tensor-parallel-size", default=1)))
+    pp = int(str(opt(opts, "--pp-size", "--pipeline-parallel-size", default=1)))
+    dp = int(str(opt(opts, "--dp-size", "--data-parallel-size", default=1)))
+    dp_attention = dp > 1 and bool(opts.get("--enable-dp-attention"))
+    every = bool(opts.get("--enable-metrics-for-all-schedulers"))
+    pp_per_node = max(pp // nnodes, 1)
+    nnodes_per_pp = max(nnodes // pp, 1)
+    tp_per_node = tp // nnodes_per_pp
+    pp_ranks = range(pp_per_node * (rank // nnodes_per_pp), pp_per_node * (rank // nnodes_per_pp + 1))
+    tp_ranks = range(tp_per_node * (rank % nnodes_per_pp), tp_per_node * (rank % nnodes_per_pp + 1))
+    env_dp = os.environ.get("SGLANG_DP_RANK")  # scheduler.py run_scheduler_process: the router's DP rank
+    found = []
+    for group in (range(dp) if dp > 1 and not dp_attention else [None]):
+        for pp_rank in pp_ranks:
+            for tp_rank in tp_ranks:
+                dp_rank, attn_tp_rank = group, tp_rank
+                if dp_attention:  # layers/dp_attention.py compute_dp_attention_world_info
+                    attn_tp_size = max(tp // dp, 1)
+                    dp_rank, attn_tp_rank = tp_rank // attn_tp_size, tp_rank % attn_tp_size
+                if dp_rank is None and env_dp is not None:
+                    dp_rank = int(env_dp)
+                if attn_tp_rank == 0 or every:
+                    labels = {"model_name": model, "engine_type": "unified", "tp_rank": str(tp_rank),
+                              "pp_rank": str(pp_rank)}
+                    if dp_rank is not None:
+                        labels["dp_rank"] = str(dp_rank)
+                    found.append(labels)
+    return found
+
+
+def go_float(value: float) -> str:
+    """A number as prometheus_client prints it (utils.floatToGoString): 1.0, 0.1, +Inf, 1e+07."""
+    d = float(value)
+    if math.isinf(d):
+        return "+Inf" if d > 0 else "-Inf"
+    if math.isnan(d):
+        return "NaN"
+    s = repr(d)
+    dot = s.find(".")
+    if d > 0 and dot > 6:  # Go switches to exponents sooner than Python
+        mantissa = f"{s[0]}.{s[1:dot]}{s[dot + 1:]}".rstrip("0.")
+        return f"{mantissa}e+{dot - 1:02d}"
+    return s
+
+
+class Histogram:
+    """One labelled histogram as prometheus_client keeps it: a count per bucket (not cumulative) and a sum."""
+
+    def __init__(self, bounds: "tuple[float, ...]") -> None:
+        self.bounds = tuple(float(b) for b in bounds)
+        if not self.bounds or self.bounds[-1] != math.inf:
+            self.bounds += (math.inf,)
+        self.counts = [0.0] * len(self.bounds)
+        self.sum = 0.0
+
+    def observe(self, value: float, count: int = 1, total: "float | None" = None) -> None:
+        """count observations of value, adding total (else value) to the sum: collector.py's
+        observe_inter_token_latency observes num_new_tokens intervals of interval / num_new_tokens at once."""
+        self.sum += value if total is None else total
+        for i, bound in enumerate(self.bounds):
+            if value <= bound:
+                self.counts[i] += count
+                break
+
+
+class Request:
+    """A generation request as the tokenizer's collect_metrics (tokenizer_manager.py) follows it."""
+
+    def __init__(self, prompt: int, created: float) -> None:
+        self.created = created
+        self.prompt = prompt
+        self.first = 0.0  # when its first output came
+        self.last = 0.0  # when its last new tokens came
+        self.tokens = 0  # completion tokens sent so far
+        self.ended = False
+
+
+class Metrics:
+    """What SGLang's multiprocess registry holds for this rank with --enable-metrics; thread-safe."""
+
+    def __init__(self, opts: dict[str, object], rank: int, nnodes: int, role: str) -> None:
+        self.enabled = bool(opts.get("--enable-metrics"))
+        self.model = str(opt(opts, "--served-model-name") or opt(opts, "--model-path", "--model") or "")
+        self.tokenizer = rank == 0  # ranks > 0 run no tokenizer manager (entrypoints/engine.py)
+        self.prefill = role == "prefill"
+        self.pool = int(str(opts.get("--max-total-tokens") or KV_TOKENS))
+        self.schedulers = scheduler_labels(opts, rank, nnodes, self.model)
+        self.buckets = {}
+        for name, (_unused, flag, default) in HISTOGRAMS.items():
+            given = opts.get(flag) if flag else None
+            self.buckets[name] = tuple(float(b) for b in ([given] if isinstance(given, str) else given or default))
+        self.lock = threading.Lock()
+        self.counters: dict[tuple[str, str], float] = {}  # in the order the tokenizer first counts them
+        self.histograms: dict[str, Histogram] = {}  # in the order the tokenizer first observes them
+        self.running: list[Request] = []
+        self.sent: collections.deque[tuple[float, int]] = collections.deque()  # (time, tokens) of the last second
+
+    def start(self, prompt: int, created: float) -> Request:
+        """A request reached the scheduler: it runs (the stand-in has no waiting queue)."""
+        req = Request(prompt, created)
+        with self.lock:
+            self.running.append(req)
+        return req
+
+    def _observe(self, name: str, value: float, count: int = 1, total: "float | None" = None) -> None:
+        if name not in self.histograms:
+            self.histograms[name] = Histogram(self.buckets[name])
+        self.histograms[name].observe(value, count, total)
+
+    def _count(self, counter: tuple[str, str], value: float) -> None:
+        self.counters[counter] = self.counters.get(counter, 0.0) + value
+
+    def _end(self, req: Request) -> None:
+        if not req.ended:
+            req.ended = True
+            self.running.remove(req)
+
+    def output(self, req: Request, tokens: int, finished: bool) -> None:
+        """An output of req reached the tokenizer, tokens completion tokens in all (collect_metrics)."""
+        now = time.time()
+        with self.lock:
+            new = tokens - req.tokens
+            req.tokens = tokens
+            if new > 0:
+                self.sent.append((now, new))
+                self._prune(now)
+            if self.prefill:  # a prefill server observes neither TTFT nor inter-token latency
+                pass
+            elif not req.first:
+                req.first = req.last = now
+                self._observe(TTFT, now - req.created)
+            elif new > 0:
+                self._observe(ITL, (now - req.last) / new, new, now - req.last)
+                req.last = now
+            if finished:  # observe_one_finished_request
+                self._count(PROMPT_TOKENS, req.prompt)
+                self._count(GENERATION_TOKENS, tokens)
+                self._count(NUM_REQUESTS, 1)
+                self._observe(E2E, now - req.created)
+                self._observe(RETRACTIONS, 0)
+                self._end(req)
+
+    def abort(self, req: Request) -> None:
+        """The client hung up before the end: the tokenizer aborts the request (abort_request)."""
+        with self.lock:
+            if not req.ended:
+                self._count(ABORTED_REQUESTS, 1)
+                self._end(req)
+
+    def end(self, req: Request) -> None:
+        with self.lock:
+            self._end(req)
+
+    def _prune(self, now: float) -> None:
+        while self.sent and self.sent[0][0] < now - 1:
+            self.sent.popleft()
+
+    def families(self) -> "list[tuple[str, str, str, list[tuple[str, dict[str, str], float]]]]":
+        """(name, type, HELP, samples) of each family with samples, as the multiprocess collector returns them."""
+        out = []
+        with self.lock:
+            now = time.time()
+            self._prune(now)
+            if self.tokenizer:
+                tok = {"model_name": self.model}
+                for (name, doc), value in self.counters.items():
+                    out.append((name, "counter", doc, [(name, tok, value)]))
+                for name, hist in self.histograms.items():
+                    samples, acc = [(name + "_sum", tok, hist.sum)], 0.0
+                    for bound, count in zip(hist.bounds, hist.counts):
+                        acc += count
+                        samples.append((name + "_bucket", {**tok, "le": go_float(bound)}, acc))
+                    samples.append((name + "_count", tok, acc))
+                    out.append((name, "histogram", HISTOGRAMS[name][0], samples))
+            used = sum(r.prompt + r.tokens for r in self.running)
+            live = {"sglang:num_running_reqs": len(self.running), "sglang:num_used_tokens": used,
+                    "sglang:token_usage": used / self.pool, "sglang:num_queue_reqs": QUEUE_REQS,
+                    "sglang:gen_throughput": sum(n for _unused, n in self.sent)}
+        # calculate_utilization: -1 on a prefill server; 0 elsewhere without max_running_requests_under_SLO.
+        common = {"sglang:max_total_num_tokens": self.pool, "sglang:utilization": -1 if self.prefill else 0}
+        values = [{**common, **live} if i == 0 else common for i in range(len(self.schedulers))]
+        for name, doc in SCHEDULER_GAUGES:
+            samples = [(name, labels, v.get(name, 0.0)) for labels, v in zip(self.schedulers, values)]
+            out.append((name, "gauge", doc, samples))
+        for name, doc in SCHEDULER_GAUGES_PID:
+            out.append((name, "gauge", doc, [(name, {**labels, "pid": str(os.getpid())}, 0.0)
+                                             for labels in self.schedulers]))
+        return [family for family in out if family[3]]
+
+    def exposition(self, query: str) -> bytes:
+        """The text format 0.0.4 as prometheus_client's generate_latest writes it (labels sorted, le among them);
+        name[] keeps only the samples of those names, as its restricted registry does."""
+        names = set(parse_qs(query).get("name[]", []))
+        lines = []
+        for name, kind, doc, samples in self.families():
+            samples = [s for s in samples if not names or s[0] in names]
+            if not samples:
+                continue
+            doc = doc.replace("\\", r"\\").replace("\n", r"\n")
+            lines.append(f"# HELP {name} {doc}\n# TYPE {name} {kind}\n")
+            for sample, labels, value in samples:
+                text = ",".join('{}="{}"'.format(k, v.replace("\\", r"\\").replace("\n", r"\n").replace('"', r'\"'))
+                                for k, v in sorted(labels.items()))
+                lines.append(f"{sample}{{{text}}} {go_float(value)}\n" if text else f"{sample} {go_float(value)}\n")
+        return "".join(lines).encode()
+
+
+class MetricsRoute(BaseHTTPRequestHandler):
+    """/metrics of either HTTP server: SGLang mounts prometheus_client's ASGI app on ^/metrics(.*)$
+    (utils/common.py add_prometheus_middleware), for any method; gzip when the client accepts it."""
+    metrics: Metrics
+
+    def _metrics(self) -> bool:
+        path, _unused, query = self.path.partition("?")
+        if not (self.metrics.enabled and path.startswith("/metrics")):
+            return False
+        data = self.metrics.exposition(query)
+        self.send_response(200)
+        self.send_header("Content-Type", METRICS_CONTENT_TYPE)
+        encodings = (self.headers.get("Accept-Encoding") or "").split(",")
+        if any(e.split(";")[0].strip().lower() == "gzip" for e in encodings):
+            data = gzip.compress(data)
+            self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+        return True
+
+
+class DummyHandler(MetricsRoute):
+    """SGLang's dummy health check server of a rank > 0 (utils/common.py launch_dummy_health_check_server): it
+    checks nothing, so it answers whatever state the instance is in; FastAPI's 404 / 405 otherwise."""
+    ROUTES = ("/ping", "/health", "/health_generate")
+
+    def version_string(self) -> str:
+        return "uvicorn"
+
+    def log_message(self, fmt: str, *args: object) -> None:
+        log(f"{self.address_string()} {fmt % args}")
+
+    def _answer(self, code: int, detail: str = "") -> None:
+        data = json.dumps({"detail": detail}, separators=(",", ":")).encode() if detail else b""
+        self.send_response(code)
+        if data:
+            self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:  # noqa: N802
+        if self._metrics():
+            return
+        if self.path.split("?")[0] in self.ROUTES:
+            self._answer(200)
+        else:
+            self._answer(404, "Not Found")
+
+    def do_POST(self) -> None:  # noqa: N802
+        if self._metrics():
+            return
+        known = self.path.split("?")[0] in self.ROUTES
+        self._answer(405 if known else 404, "Method Not Allowed" if known else "Not Found")
+
+
+def serve_dummy(state: State) -> None:
+    """entrypoints/engine.py on a rank > 0 whose schedulers are ready: the dummy server in a daemon thread; one that
+    cannot start is logged and the rank goes on (the real thread dies, its process does not)."""
+    try:
+        httpd = ThreadingHTTPServer((state.host, state.port), DummyHandler)
+    except OSError as exc:
+        log(f"Dummy health check server failed to start: {exc}")
+        return
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True, name="health-check-server").start()
+    log(f"Dummy health check server started in background thread at {state.host}:{state.port}")
+
+
+class Handler(MetricsRoute):
     state: State
     server_version = "sglang-standin"
 
@@ -283,6 +666,8 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802
         st = self.state
         path = self.path.split("?")[0]
+        if self._metrics():
+            return
         if path == "/health":
             ok = st.healthy()
             self._json(200 if ok else 503, {"healthy": ok, **st.identity()})
@@ -304,6 +689,9 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802
         st = self.state
         path = self.path.split("?")[0]
+        if self._metrics():
+            return
+        arrived = time.time()  # the tokenizer's created_time: TTFT and end-to-end latency count from here
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b"{}"
         try:
@@ -346,23 +734,46 @@ class Handler(BaseHTTPRequestHandler):
             chunks = [{"id": rid, "object": "chat.completion.chunk", "created": int(time.time()), "model": "standin",
                        "choices": [{"index": 0, "delta": {"content": w + " "}, "finish_reason": None}],
                        "standin": standin} for w in text.split()]
-        if not req.get("stream"):
-            self._json(200, body)
-            return
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Connection", "close")
-        self.end_headers()
-        for chunk in chunks:
-            time.sleep(interval)
-            if st.broken:
-                st.collective()  # a peer was lost mid-stream: the rest never comes
-            self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+        stream = bool(req.get("stream"))
+        prompt, tokens = _usage(path, body, chunks, stream)
+        track = self.metrics.start(prompt, arrived)
+        try:
+            # Each output is counted before it is sent: a client that read the answer finds it in /metrics.
+            if not stream:
+                self.metrics.output(track, tokens[-1], True)
+                self._json(200, body)
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            for i, chunk in enumerate(chunks):
+                time.sleep(interval)
+                if st.broken:
+                    st.collective()  # a peer was lost mid-stream: the rest never comes
+                self.metrics.output(track, tokens[i], i == len(chunks) - 1)
+                self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                self.wfile.flush()
+            self.wfile.write(b"data: [DONE]\n\n")
             self.wfile.flush()
-        self.wfile.write(b"data: [DONE]\n\n")
-        self.wfile.flush()
-        self.close_connection = True
+            self.close_connection = True
+        except OSError:  # the client hung up
+            self.metrics.abort(track)
+            self.close_connection = True
+        finally:
+            self.metrics.end(track)
+
+
+def _usage(path: str, body: dict, chunks: list, stream: bool) -> "tuple[int, list[int]]":
+    """The prompt tokens an answer reports and its completion tokens after each output sent (one per streamed
+    /v1 chunk, which carries one word)."""
+    if path == "/generate":
+        metas = [c["meta_info"] for c in (chunks if stream else [body])]
+        return int(metas[0]["prompt_tokens"]), [int(m["completion_tokens"]) for m in metas]
+    usage = body["usage"]
+    completion = list(range(1, len(chunks) + 1)) if stream else [int(usage["completion_tokens"])]
+    return int(usage["prompt_tokens"]), completion
 
 
 def _token_chunks(req: dict, rid: str, standin: dict) -> "list[dict[str, object]]":
@@ -402,7 +813,8 @@ def main() -> None:
         sys.exit(1)
     if state.never_healthy:
         log("SGLANG_STANDIN_NEVER_HEALTHY=1: /health will keep answering 503")
-    rendezvous(state)  # ranks > 0 block here until the instance fails
+    MetricsRoute.metrics = Metrics(opts, state.rank, state.nnodes, state.role)
+    rendezvous(state)  # ranks > 0 block here (serving the dummy health check server) for good
     Handler.state = state
     httpd = ThreadingHTTPServer((state.host, state.port), Handler)
     httpd.daemon_threads = True

@@ -3,11 +3,14 @@ restarts pending and the watchdogs. Pure Python on real plans, no host, no Ansib
 
 from __future__ import annotations
 
+import json
+
 from ansible_collections.ascend.sglang.plugins.plugin_utils._instances import instances, pending_instances
 from ansible_collections.ascend.sglang.plugins.plugin_utils._status import (
-    format_duration, healthy, pending_services, render_table, router_view, status_rows, watchdog_lines, watchdog_text,
+    METRICS_ERROR_WIDTH, format_duration, healthy, metrics_error_cell, pending_services, render_table, router_view,
+    status_rows, watchdog_lines, watchdog_text,
 )
-from ansible_collections.ascend.sglang.tests.unit.planned_fleets import PD, PD_RUST
+from ansible_collections.ascend.sglang.tests.unit.planned_fleets import PD, PD_RUST, make_plan
 
 
 LISTING = {"workers": [
@@ -122,3 +125,91 @@ def test_status_shows_the_watchdog_and_a_given_up_instance_is_unhealthy() -> Non
     assert watchdog_lines(observed) == [
         "d0 sglang-decode-i0-r0: healthy, 1 restarts",
         "d1 sglang-decode-i0-r1: GAVE UP after 3 restarts: rank 0 /health_generate failed 3 times in a row (last: HTTP 503)"]
+
+
+def _with_load(plan_: dict, observed: dict, error: str | None = None) -> dict:
+    """What sglang_service_status adds for rank 0 of each server instance with a metrics_url: its load or the
+    error of its read."""
+    for host, hp in plan_["hosts"].items():
+        for n, svc in enumerate(hp["services"]):
+            if svc.get("metrics_url") and svc["role"] != "router" and svc["node_rank"] == 0:
+                observed[host]["services"][svc["name"]].update(
+                    {"metrics_error": error} if error else
+                    {"metrics": {"running": 3 + n, "queued": 1, "tpot_ms": 41.26, "requests": 120}})
+    return observed
+
+
+def _cells(row: dict) -> tuple:
+    return row["run"], row["queue"], row["tpot"]
+
+
+def test_status_shows_each_instance_load_from_rank_0_metrics() -> None:
+    """Running and queued requests and TPOT beside rank 0 of each server instance; '-' for the other ranks and
+    the router (its exporter is Prometheus' business); a prefill server that emits no output tokens has no TPOT."""
+    assert PD["monitoring"]["metrics"] is True
+    observed = _with_load(PD, _observed(PD))
+    observed["p1"]["services"]["sglang-prefill-i1-r0"]["metrics"]["tpot_ms"] = None
+    rows = status_rows(PD, observed)
+    by_name = {r["service"]: r for r in rows}
+    assert _cells(by_name["sglang-prefill-i0-r0"]) == ("3", "1", "41.3")
+    assert _cells(by_name["sglang-prefill-i1-r0"]) == ("3", "1", "-")
+    assert _cells(by_name["sglang-decode-i0-r1"]) == ("-", "-", "-")
+    assert by_name["sglang-decode-i0-r1"]["metrics"] is None
+    assert _cells(by_name["sglang-router-i0"]) == ("-", "-", "-")
+    assert by_name["sglang-decode-i0-r0"]["metrics"] == {"running": 3, "queued": 1, "tpot_ms": 41.26, "requests": 120}
+    assert by_name["sglang-decode-i0-r0"]["metrics_error"] is None and healthy(rows)
+    table = render_table(rows)
+    header = [c.strip() for c in table[1].strip("| ").split(" | ")]
+    assert header[header.index("uptime") + 1:header.index("uptime") + 4] == ["run", "queue", "tpot_ms"]
+    line = next(t for t in table if "sglang-prefill-i0-r0" in t)
+    cells = [c.strip() for c in line.strip("| ").split(" | ")]
+    assert cells[:12] == ["p0", "prefill", "0", "0", "8000", "sglang-prefill-i0-r0", "active (running)", "200",
+                          "00:01:01", "3", "1", "41.3"]
+
+
+def test_status_without_metrics_shows_dashes() -> None:
+    """Metrics off (sglang_metrics: false): no metrics_url, no read, '-' everywhere; a host that did not answer
+    leaves the load of its rank 0 unknown."""
+    off = make_plan("deepseek_r1_pd32", {"prefill": ["p0", "p1"], "decode": ["d0", "d1"], "router": ["r0"]},
+                    {"sglang_metrics": False})
+    assert all(svc["metrics_url"] is None for hp in off["hosts"].values() for svc in hp["services"])
+    rows = status_rows(off, _observed(off))
+    assert {_cells(r) for r in rows} == {("-", "-", "-")} and all(r["metrics"] is None for r in rows)
+    assert healthy(rows)
+    observed = _observed(PD)
+    observed["d0"] = None
+    by_name = {r["service"]: r for r in status_rows(PD, observed)}
+    assert _cells(by_name["sglang-decode-i0-r0"]) == ("?", "?", "?")
+    assert _cells(by_name["sglang-decode-i0-r1"]) == ("-", "-", "-")
+
+
+def test_a_failed_metrics_read_is_shown_short_and_leaves_health_alone() -> None:
+    refused = "GET /metrics: no answer (URLError: [Errno 111] Connection refused)"
+    rows = status_rows(PD, _with_load(PD, _observed(PD), error=refused))
+    by_name = {r["service"]: r for r in rows}
+    decode = by_name["sglang-decode-i0-r0"]
+    assert _cells(decode) == ("no answer", "?", "?")
+    assert decode["metrics_error"] == refused and decode["metrics"] is None and healthy(rows)
+    assert metrics_error_cell("GET /metrics: 503") == "HTTP 503"
+    cut = metrics_error_cell("not reported yet: sglang:num_running_reqs, sglang:num_queue_reqs")
+    assert cut == "not reported yet: sglang:num_..." and len(cut) == METRICS_ERROR_WIDTH
+
+
+def test_the_json_keeps_every_key_and_adds_the_load() -> None:
+    """The rows are the JSON's services (action sglang_status_report): every key of before, plus the load."""
+    before = {"host", "service", "role", "watchdog", "watchdog_state", "instance", "node_rank", "port", "state",
+              "health", "uptime_s", "uptime", "router_view", "restarts", "config", "pending"}
+    observed = _with_load(PD_RUST, _observed(PD_RUST, workers={"workers": [
+        {"url": "http://10.9.9.9:8000", "worker_type": "decode", "is_healthy": True}]}))
+    observed["p1"]["services"]["sglang-prefill-i1-r0"]["metrics_error"] = "GET /metrics: 404"
+    del observed["p1"]["services"]["sglang-prefill-i1-r0"]["metrics"]
+    rows = status_rows(PD_RUST, observed)
+    doc = json.loads(json.dumps({"profile": PD_RUST.get("profile"), "healthy": healthy(rows), "services": rows}))
+    assert doc["healthy"] is True
+    for row in doc["services"]:
+        assert before | {"metrics", "metrics_error", "run", "queue", "tpot"} <= set(row), row["service"]
+    by_name = {r["service"]: r for r in doc["services"]}
+    assert by_name["sglang-prefill-i0-r0"]["metrics"]["tpot_ms"] == 41.26
+    assert by_name["sglang-prefill-i1-r0"]["metrics_error"] == "GET /metrics: 404"
+    assert by_name["sglang-prefill-i1-r0"]["run"] == "HTTP 404"
+    assert by_name["http://10.9.9.9:8000"]["run"] == "-"  # a worker the plan does not know

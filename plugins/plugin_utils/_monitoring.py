@@ -1,0 +1,294 @@
+# Copyright: ascend.sglang contributors
+# Apache License 2.0
+"""Monitoring from the plan: the metrics flags, and the Prometheus files of a deployment.
+
+Pure; no Ansible import.  The planner asks ``settings`` for the deployment's monitoring values and
+``server_flags`` / ``router_flags`` for what the launches get; ``files`` turns a plan (its dict form) into the
+files an operator's Prometheus reads:
+
+- ``targets/<profile>.<role>.json``: Prometheus ``file_sd`` target lists, one per scrape job (role), every
+  target labelled with profile, role, sglang_instance (the instance key), node_rank, nnodes, host and service;
+  a role the plan lacks gets an empty list, so that a plan that shrank leaves no stale target behind;
+- ``prometheus.yml``: the scrape jobs (one per role, reading ``targets/*.<role>.json``) and the rule files;
+  the same for every deployment, so that several deployments' files can share one directory;
+- ``rules/<profile>.yml``: recording and alerting rules, thresholds from the profile and the inventory.
+
+Metric names come from the releases this collection renders for: SGLang's
+``python/sglang/srt/metrics/collector.py`` (v0.5.6.post2 to v0.5.9: ``sglang:num_queue_reqs``,
+``sglang:time_to_first_token_seconds``, ``sglang:inter_token_latency_seconds``; none of them has a
+``time_per_output_token`` histogram, inter-token latency is what TPOT measures) and the sglang-router 0.3.0 /
+0.3.2 exporter (``smg_worker_health{worker}``, ``smg_worker_pool_size{worker_type}``, read from the real router's
+``/metrics``).  Prometheus' own ``instance`` label stays the target's address: the instance of the plan is
+``sglang_instance``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import re
+from typing import Any, Mapping
+
+import yaml
+
+from ansible_collections.ascend.sglang.plugins.plugin_utils import _contract as c
+from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector
+
+# The Rust router's exporter when no flag says otherwise (router_args.py of 0.3.0 / 0.3.2: 0.0.0.0:29000): what a
+# router started without the plan's flags listens on.
+ROUTER_DEFAULT_METRICS_PORT = 29000
+SERVER_ROLES = ("prefill", "decode", "mixed")
+ROLES = SERVER_ROLES + ("router",)
+# Flags the metrics settings own: an override of one is refused (set the variables instead).
+SERVER_FLAGS = ("--enable-metrics",)
+ROUTER_FLAGS = ("--prometheus-host", "--prometheus-port")
+# Roles whose servers answer the client's tokens: their TTFT and inter-token latency are what the client sees.
+TOKEN_ROLES = "decode|mixed"
+# A Prometheus duration (model.ParseDuration): units from ms to y, largest first, e.g. 1m, 90s, 1h30m.
+DURATION_RE = re.compile(r"(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?")
+# The TTFT alert's threshold when the inventory sets none: this many times the profile's published mean TTFT (the
+# documented runs' P99 TTFT is 1.6 to 2.9 times their mean), or TTFT_FALLBACK_S for a profile that publishes none.
+TTFT_MEAN_FACTOR = 3
+TTFT_FALLBACK_S = 30.0
+# How long a TPOT (p90 inter-token latency) above the profile's target must last before it alerts, and a queue.
+TPOT_FOR = "10m"
+TTFT_FOR = "10m"
+QUEUE_FOR = "5m"
+RATE_WINDOW = "5m"
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    """The deployment's monitoring values, checked (the plan's ``monitoring``)."""
+    metrics: bool = True
+    router_metrics_port: int = ROUTER_DEFAULT_METRICS_PORT
+    scrape_interval: str = "15s"
+    down_for: str = "1m"
+    ttft_p90_seconds: float = TTFT_FALLBACK_S
+    # Where the TTFT threshold comes from, said in the rules file.
+    ttft_source: str = ""
+    # The profile's documented TPOT target (tpot_target_ms) in seconds; None: the profile documents none.
+    tpot_target_seconds: float | None = None
+
+
+def duration(value: Any, errors: Collector, where: c.Where) -> str | None:
+    """A Prometheus duration such as 30s, 1m or 1h30m (not 0)."""
+    text = c.text(value, errors, where, what="a Prometheus duration such as 1m (a string)")
+    if text is None:
+        return None
+    match = DURATION_RE.fullmatch(text)
+    if not text or match is None or not any(match.group(i) for i in range(2, 15, 2)) \
+            or all(int(match.group(i) or 0) == 0 for i in range(2, 15, 2)):
+        where.add(errors, f"must be a Prometheus duration such as 30s, 1m or 1h30m, got {c.shown(text)}")
+        return None
+    return text
+
+
+def settings(variables: Mapping[str, Any], tpot_target_ms: float, published: Mapping[str, Any]) -> Settings:
+    """The monitoring values of the inventory (already checked by the settings table when set; a bad value is an
+    error there and the default here), with the profile's targets."""
+    def value(name: str, check, default):
+        raw = variables.get(name)
+        if raw is None:
+            return default
+        checked = check(raw, Collector(), c.Where(name))
+        return default if checked is None else checked
+
+    metrics = value("sglang_metrics", c.boolean, True)
+    port = value("sglang_router_metrics_port", lambda v, e, w: c.integer(v, e, w, 1, 65535),
+                 ROUTER_DEFAULT_METRICS_PORT)
+    mean_ttft = (published.get("figures") or {}).get("mean_ttft_ms") if isinstance(published, Mapping) else None
+    if variables.get("sglang_alert_ttft_p90_seconds") is not None:
+        ttft = value("sglang_alert_ttft_p90_seconds", c.positive, TTFT_FALLBACK_S)
+        source = "sglang_alert_ttft_p90_seconds"
+    elif isinstance(mean_ttft, (int, float)) and mean_ttft > 0:
+        ttft = math.ceil(TTFT_MEAN_FACTOR * float(mean_ttft) / 100) / 10
+        source = f"{TTFT_MEAN_FACTOR} x the profile's published mean TTFT ({mean_ttft:g} ms)"
+    else:
+        ttft = TTFT_FALLBACK_S
+        source = f"the profile publishes no TTFT: {TTFT_FALLBACK_S:g} s; set sglang_alert_ttft_p90_seconds"
+    return Settings(metrics=metrics, router_metrics_port=port,
+                    scrape_interval=value("sglang_metrics_scrape_interval", duration, "15s"),
+                    down_for=value("sglang_alert_down_for", duration, "1m"),
+                    ttft_p90_seconds=float(ttft), ttft_source=source,
+                    tpot_target_seconds=tpot_target_ms / 1000 if tpot_target_ms else None)
+
+
+def check_overrides(overrides: Mapping[str, Any], errors: Collector) -> None:
+    """The metrics flags belong to sglang_metrics and sglang_router_metrics_port, not to sglang_overrides."""
+    for role, flags in (("router", ROUTER_FLAGS),) + tuple((r, SERVER_FLAGS) for r in SERVER_ROLES):
+        given = ((overrides.get(role) or {}).get("args") or {}) if isinstance(overrides.get(role), Mapping) else {}
+        for flag in flags:
+            if flag in given:
+                hint = ("set sglang_router_metrics_port (the address is the router host's)" if role == "router"
+                        else "set sglang_metrics")
+                errors.add(f"{flag} is set by the plan's metrics settings: {hint} instead",
+                           group=role, variable=f"sglang_overrides.{role}.args.{flag}")
+
+
+def server_flags(mon: Settings) -> dict[str, Any]:
+    """What every server launch gets: ``--enable-metrics`` (/metrics on the server port) when metrics are on."""
+    return {"--enable-metrics": True} if mon.metrics else {}
+
+
+def router_flags(mon: Settings, mini_lb: bool) -> dict[str, Any]:
+    """What a router launch gets: its exporter on the router host's address and the planned port.  The Python
+    mini load balancer has no exporter: it gets nothing."""
+    if not mon.metrics or mini_lb:
+        return {}
+    return {"--prometheus-host": "{metrics_host}", "--prometheus-port": "{metrics_port}"}
+
+
+def router_metrics_port(mon: Settings, mini_lb: bool) -> int | None:
+    """The port a router's exporter listens on (the Rust router always starts one, on its default port when the
+    plan gives none); None for the mini load balancer."""
+    if mini_lb:
+        return None
+    return mon.router_metrics_port if mon.metrics else ROUTER_DEFAULT_METRICS_PORT
+
+
+def url(address: str, port: int) -> str:
+    host = f"[{address}]" if ":" in address else address
+    return f"http://{host}:{port}/metrics"
+
+
+# ---- the files --------------------------------------------------------------------------------------------------
+
+def targets(plan: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """role -> its file_sd entries: one per service with a metrics URL, by instance and node rank."""
+    out: dict[str, list[dict[str, Any]]] = {role: [] for role in ROLES}
+    for host, host_plan in (plan.get("hosts") or {}).items():
+        for svc in host_plan.get("services") or []:
+            metrics_url = svc.get("metrics_url")
+            if not metrics_url:
+                continue
+            address = re.sub(r"^http://|/metrics$", "", metrics_url)
+            labels = {"profile": str(plan["profile"]), "role": svc["role"], "sglang_instance": svc["instance_key"],
+                      "node_rank": str(svc["node_rank"]), "nnodes": str(svc["nnodes"]), "host": str(host),
+                      "service": svc["name"]}
+            out[svc["role"]].append({"order": (int(svc["instance"]), int(svc["node_rank"])), "targets": [address],
+                                     "labels": labels})
+    for role, entries in out.items():
+        out[role] = [{k: v for k, v in e.items() if k != "order"} for e in sorted(entries, key=lambda e: e["order"])]
+    return out
+
+
+def _yaml(value: Any) -> str:
+    """Block YAML, in the order given, long expressions on one line."""
+    return yaml.safe_dump(value, default_flow_style=False, sort_keys=False, width=1000, allow_unicode=True)
+
+
+def prometheus_config(base: str, scrape_interval: str) -> str:
+    """The scrape jobs and rule files of every deployment whose files are under ``base``."""
+    jobs = [{"job_name": f"sglang-{role}", "scrape_interval": scrape_interval, "metrics_path": "/metrics",
+             "file_sd_configs": [{"files": [f"{base}/targets/*.{role}.json"]}]} for role in ROLES]
+    head = ("# Scrape jobs of the SGLang deployments whose files ascend.sglang wrote into this directory (one job per\n"
+            "# role; the targets and their labels come from each plan: targets/<profile>.<role>.json). Load it as it\n"
+            "# is, or copy scrape_configs and rule_files into your own prometheus.yml.\n")
+    return head + _yaml({"scrape_configs": jobs, "rule_files": [f"{base}/rules/*.yml"]})
+
+
+def _alert(name: str, expr: str, for_: str, severity: str, summary: str, description: str) -> dict[str, Any]:
+    return {"alert": name, "expr": expr, "for": for_, "labels": {"severity": severity},
+            "annotations": {"summary": summary, "description": description}}
+
+
+def rules(plan: Mapping[str, Any]) -> str:
+    """The recording and alerting rules of one plan."""
+    mon = plan.get("monitoring") or {}
+    profile = str(plan["profile"])
+    sel = f'profile="{profile}"'
+    servers = f'job=~"sglang-({"|".join(SERVER_ROLES)})", {sel}'
+    by = "profile, role, sglang_instance"
+    found = targets(plan)
+    interval = mon.get("scrape_interval") or "15s"
+    down_for = mon.get("down_for") or "1m"
+    recording = [
+        {"record": "sglang_instance:inter_token_latency_seconds:p90",
+         "expr": f'histogram_quantile(0.9, sum by ({by}, le) (rate(sglang:inter_token_latency_seconds_bucket'
+                 f'{{{sel}, role=~"{TOKEN_ROLES}"}}[{RATE_WINDOW}])))'},
+        {"record": "sglang_instance:time_to_first_token_seconds:p90",
+         "expr": f'histogram_quantile(0.9, sum by ({by}, le) (rate(sglang:time_to_first_token_seconds_bucket'
+                 f'{{{sel}, role=~"{TOKEN_ROLES}"}}[{RATE_WINDOW}])))'},
+        {"record": "sglang_instance:num_queue_reqs:sum", "expr": f"sum by ({by}) (sglang:num_queue_reqs{{{sel}}})"},
+        {"record": "sglang_instance:num_running_reqs:sum",
+         "expr": f"sum by ({by}) (sglang:num_running_reqs{{{sel}}})"},
+    ]
+    alerts = [
+        _alert("SGLangServerDown", f"up{{{servers}}} == 0", down_for, "critical",
+               "SGLang server {{ $labels.service }} on {{ $labels.host }} is down",
+               "Prometheus cannot scrape {{ $labels.instance }} ({{ $labels.role }} instance "
+               "{{ $labels.sglang_instance }}, node rank {{ $labels.node_rank }} of {{ $labels.nnodes }}) for "
+               f"{down_for}: read its journal (journalctl -u {{{{ $labels.service }}}}) or run doctor.yml."),
+        _alert("SGLangInstanceRanksDisagree",
+               f"(count by ({by}) (up{{{servers}}} == 0)) and on ({by}) (count by ({by}) (up{{{servers}}} == 1))",
+               down_for, "critical",
+               "Instance {{ $labels.sglang_instance }} has ranks down while others run",
+               "Some node ranks of {{ $labels.sglang_instance }} answer and others do not: the instance cannot serve "
+               "(its live ranks wait in a collective). The watchdog restarts every rank together; restart.yml "
+               "-e sglang_restart_only={{ $labels.sglang_instance }} does it by hand."),
+    ]
+    if found["router"]:
+        alerts += [
+            _alert("SGLangRouterDown", f'up{{job="sglang-router", {sel}}} == 0', down_for, "critical",
+                   "sglang-router {{ $labels.service }} on {{ $labels.host }} is down",
+                   "Prometheus cannot scrape the router's exporter at {{ $labels.instance }} for " + down_for + "."),
+            _alert("SGLangRouterWorkerUnhealthy", f"smg_worker_health{{{sel}}} == 0", down_for, "warning",
+                   "Router {{ $labels.service }} marks worker {{ $labels.worker }} unhealthy",
+                   "The router's health checks of {{ $labels.worker }} fail; it sends it no requests."),
+        ]
+        counts = {role: len({e["labels"]["sglang_instance"] for e in found[role]}) for role in SERVER_ROLES}
+        for role, worker_type in (("prefill", "prefill"), ("decode", "decode"), ("mixed", "regular")):
+            if counts[role]:
+                alerts.append(_alert(
+                    "SGLangRouterWorkersMissing",
+                    f'sum by (profile, host, service) (smg_worker_pool_size{{{sel}, worker_type="{worker_type}"}}) '
+                    f"< {counts[role]}", down_for, "critical",
+                    f"Router {{{{ $labels.service }}}} lists fewer {role} workers than the plan's {counts[role]}",
+                    f"The plan puts {counts[role]} {role} instance(s) behind the router; it lists "
+                    "{{ $value }}: an instance dropped out (status.yml shows which)."))
+    alerts.append(_alert(
+        "SGLangRequestsQueueing",
+        f"sum by ({by}) (sglang:num_queue_reqs{{{sel}}}) > 0 and sum by ({by}) (deriv(sglang:num_queue_reqs{{{sel}}}"
+        f"[{RATE_WINDOW}])) > 0", QUEUE_FOR, "warning",
+        "Requests queue up on {{ $labels.sglang_instance }}",
+        f"{{{{ $value }}}} requests wait on {{{{ $labels.sglang_instance }}}} and their number has grown for "
+        f"{QUEUE_FOR}: the deployment receives more than it serves."))
+    if mon.get("tpot_target_seconds"):
+        target = float(mon["tpot_target_seconds"])
+        alerts.append(_alert(
+            "SGLangTPOTAboveTarget", f"sglang_instance:inter_token_latency_seconds:p90{{{sel}}} > {target:g}",
+            TPOT_FOR, "warning", "TPOT p90 of {{ $labels.sglang_instance }} is above the profile's target",
+            f"p90 inter-token latency {{{{ $value | humanizeDuration }}}} for {TPOT_FOR}; profile {profile} documents a "
+            "TPOT target of "
+            f"{target * 1000:g} ms."))
+    ttft = float(mon.get("ttft_p90_seconds") or TTFT_FALLBACK_S)
+    alerts.append(_alert(
+        "SGLangTTFTHigh", f"sglang_instance:time_to_first_token_seconds:p90{{{sel}}} > {ttft:g}", TTFT_FOR,
+        "warning", "TTFT p90 of {{ $labels.sglang_instance }} is above " + f"{ttft:g} s",
+        f"p90 time to first token {{{{ $value | humanizeDuration }}}} for {TTFT_FOR} (threshold: "
+        f"{mon.get('ttft_source') or 'set'})."))
+    head = (f"# Recording and alerting rules of the SGLang deployment of profile {profile} (ascend.sglang, from its\n"
+            "# plan: rerun playbooks/monitoring.yml after the inventory or the profile changed).\n")
+    doc = {"groups": [
+        {"name": f"sglang-{profile}-recording", "interval": interval, "rules": recording},
+        {"name": f"sglang-{profile}-alerts", "interval": interval, "rules": alerts},
+    ]}
+    return head + _yaml(doc)
+
+
+def files(plan: Mapping[str, Any], base: str) -> dict[str, str]:
+    """Relative path -> content of the Prometheus files of a plan written under ``base`` (absolute: the scrape
+    config names its files by absolute path, as an existing prometheus.yml including it needs)."""
+    # Plain types (a plan from Ansible holds its tagged strings, which the YAML dumper refuses).
+    plan = json.loads(json.dumps(plan))
+    mon = plan.get("monitoring") or {}
+    if not mon.get("metrics"):
+        raise ValueError("sglang_metrics is false: the servers export no metrics, there is nothing to scrape")
+    profile = str(plan["profile"])
+    out = {"prometheus.yml": prometheus_config(base, mon.get("scrape_interval") or "15s")}
+    for role, entries in targets(plan).items():
+        out[f"targets/{profile}.{role}.json"] = json.dumps(entries, indent=1) + "\n"
+    out[f"rules/{profile}.yml"] = rules(plan)
+    return out

@@ -1,0 +1,28 @@
+"""What several tests share: free loopback ports, and SGLang's default histogram buckets."""
+
+from __future__ import annotations
+
+import socket
+
+# The default buckets of TokenizerMetricsCollector (python/sglang/srt/metrics/collector.py, v0.5.6.post2): what the
+# stand-in serves and what the generated rules' quantiles interpolate between.
+BUCKETS = {
+    "sglang:time_to_first_token_seconds": [0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400],
+    "sglang:inter_token_latency_seconds": [0.002, 0.004, 0.006, 0.008, 0.010, 0.015, 0.020, 0.025, 0.030, 0.035,
+                                           0.040, 0.060, 0.080, 0.100, 0.200, 0.400, 0.600, 0.800, 1.000, 2.000,
+                                           4.000, 6.000, 8.000],
+    "sglang:e2e_request_latency_seconds": [0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400,
+                                           600, 1200, 1800, 2400],
+}
+
+
+def free_ports(count: int) -> list[int]:
+    # All sockets stay bound until every port is known, so the ports differ from each other.
+    socks = [socket.socket() for unused in range(count)]
+    try:
+        for sock in socks:
+            sock.bind(("127.0.0.1", 0))
+        return [sock.getsockname()[1] for sock in socks]
+    finally:
+        for sock in socks:
+            sock.close()
