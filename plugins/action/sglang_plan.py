@@ -10,6 +10,7 @@ import re
 from ansible.errors import AnsibleActionFail, AnsibleError
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.ascend.sglang.plugins.plugin_utils import _plan_table
 from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector, PlanError
 from ansible_collections.ascend.sglang.plugins.plugin_utils._inputs import UNREADABLE, plan_inputs, read_inventory
 from ansible_collections.ascend.sglang.plugins.plugin_utils._settings import DEFERRED
@@ -46,7 +47,10 @@ class ActionModule(ActionBase):
                                      "variable": f.variable} for f in exc.findings])
             return result
         # Returned as a result, not as a fact: playbooks register it and set_fact sglang_plan.
-        result.update(changed=False, plan=result_plan.as_dict())
+        planned = result_plan.as_dict()
+        # What will run where, for the operator to review (plugin_utils/_plan_table.py).
+        result.update(changed=False, plan=planned, table=_plan_table.lines(planned),
+                      plan_table={key: value for key, value in _plan_table.document(planned).items() if key != "plan"})
         return result
 
     def _check_archive(self, variables, errors):

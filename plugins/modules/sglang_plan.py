@@ -55,6 +55,17 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+table:
+  description: What will run where - a summary line, one table row per service (host, role, instance, node rank of
+    nnodes, address, ports, NPUs, runtime, release), one line per router with its upstreams.
+  returned: success
+  type: list
+  elements: str
+plan_table:
+  description: The same as data - C(summary), C(services) (one dict per row, ports by name) and C(routers) (each with
+    its upstreams); C(playbooks/plan.yml) writes it, with the plan, to C(sglang_plan_file).
+  returned: success
+  type: dict
 plan:
   description:
     - The plan, in the dict form of the planner's typed C(Plan) (C(plugins/plugin_utils/_planner.py)); playbooks keep it
@@ -65,7 +76,7 @@ plan:
     plan_version:
       description: Version of this form; raised whenever a field changes. A consumer refuses a plan of another version.
       type: int
-      sample: 2
+      sample: 3
     profile:
       description: The profile id.
       type: str
@@ -125,6 +136,13 @@ plan:
     preflight:
       description: Preflight's settings, C(checks) (check name -> C(fail), C(warn) or C(off)) and C(weights)
         (C(quick) or C(full)).
+      type: dict
+    monitoring:
+      description:
+        - The monitoring settings (C(plugins/plugin_utils/_monitoring.py)) - C(metrics) (C(sglang_metrics)),
+          C(router_metrics_port), C(scrape_interval), C(down_for), C(ttft_p90_seconds) and where it comes from
+          (C(ttft_source)), C(tpot_target_seconds) (the profile's); each service's C(metrics_url) is where
+          Prometheus scrapes it (null with metrics off and for a C(--mini-lb) router).
       type: dict
     router_upstreams:
       description: Per server role, the instances the router fronts, each with C(instance), C(host), C(url) and, for

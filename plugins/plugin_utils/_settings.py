@@ -407,6 +407,8 @@ TABLE: tuple[Setting, ...] = (
     # ---- options of one playbook (-e) ---------------------------------------------------------------------
     S("sglang_monitoring_dir", RUN, "playbooks/monitoring.yml: write the Prometheus files into this controller "
       "directory (else onto the sglang_monitoring hosts).", _controller_path, type="path"),
+    S("sglang_plan_file", RUN, "plan.yml (and every playbook that plans): also write the plan table and the plan "
+      "as JSON to this controller path.", _controller_path, type="path"),
     S("sglang_render_dir", RUN, "Render mode: write every host's files into this controller directory instead of "
       "deploying.", _controller_path, type="path", entries=("sglang_service:render",)),
     S("sglang_preflight_fail_on", RUN, "Stop deploy/preflight on: fail, warn or never.", _word("fail", "warn", "never")),
