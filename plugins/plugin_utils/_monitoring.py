@@ -28,17 +28,18 @@ import dataclasses
 import json
 import math
 import re
+import urllib.parse
 from typing import Any, Mapping
 
 import yaml
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _contract as c
 from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector
+from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import SERVER_ROLES
 
 # The Rust router's exporter when no flag says otherwise (router_args.py of 0.3.0 / 0.3.2: 0.0.0.0:29000): what a
 # router started without the plan's flags listens on.
 ROUTER_DEFAULT_METRICS_PORT = 29000
-SERVER_ROLES = ("prefill", "decode", "mixed")
 ROLES = SERVER_ROLES + ("router",)
 # Flags the metrics settings own: an override of one is refused (set the variables instead).
 SERVER_FLAGS = ("--enable-metrics",)
@@ -60,16 +61,17 @@ RATE_WINDOW = "5m"
 
 @dataclasses.dataclass(frozen=True)
 class Settings:
-    """The deployment's monitoring values, checked (the plan's ``monitoring``)."""
-    metrics: bool = True
-    router_metrics_port: int = ROUTER_DEFAULT_METRICS_PORT
-    scrape_interval: str = "15s"
-    down_for: str = "1m"
-    ttft_p90_seconds: float = TTFT_FALLBACK_S
+    """The deployment's monitoring values, checked (the plan's ``monitoring``); the defaults are the settings
+    table's (plugin_utils/_settings.py)."""
+    metrics: bool
+    router_metrics_port: int
+    scrape_interval: str
+    down_for: str
+    ttft_p90_seconds: float
     # Where the TTFT threshold comes from, said in the rules file.
-    ttft_source: str = ""
+    ttft_source: str
     # The profile's documented TPOT target (tpot_target_ms) in seconds; None: the profile documents none.
-    tpot_target_seconds: float | None = None
+    tpot_target_seconds: float | None
 
 
 def duration(value: Any, errors: Collector, where: c.Where) -> str | None:
@@ -85,22 +87,12 @@ def duration(value: Any, errors: Collector, where: c.Where) -> str | None:
     return text
 
 
-def settings(variables: Mapping[str, Any], tpot_target_ms: float, published: Mapping[str, Any]) -> Settings:
-    """The monitoring values of the inventory (already checked by the settings table when set; a bad value is an
-    error there and the default here), with the profile's targets."""
-    def value(name: str, check, default):
-        raw = variables.get(name)
-        if raw is None:
-            return default
-        checked = check(raw, Collector(), c.Where(name))
-        return default if checked is None else checked
-
-    metrics = value("sglang_metrics", c.boolean, True)
-    port = value("sglang_router_metrics_port", lambda v, e, w: c.integer(v, e, w, 1, 65535),
-                 ROUTER_DEFAULT_METRICS_PORT)
+def settings(checked: Mapping[str, Any], tpot_target_ms: float, published: Mapping[str, Any]) -> Settings:
+    """The monitoring values of the deployment, as the settings table checked them (its defaults filled in:
+    _settings.check_one_values), with the profile's targets."""
     mean_ttft = (published.get("figures") or {}).get("mean_ttft_ms") if isinstance(published, Mapping) else None
-    if variables.get("sglang_alert_ttft_p90_seconds") is not None:
-        ttft = value("sglang_alert_ttft_p90_seconds", c.positive, TTFT_FALLBACK_S)
+    if checked.get("sglang_alert_ttft_p90_seconds") is not None:
+        ttft = checked["sglang_alert_ttft_p90_seconds"]
         source = "sglang_alert_ttft_p90_seconds"
     elif isinstance(mean_ttft, (int, float)) and mean_ttft > 0:
         ttft = math.ceil(TTFT_MEAN_FACTOR * float(mean_ttft) / 100) / 10
@@ -108,9 +100,8 @@ def settings(variables: Mapping[str, Any], tpot_target_ms: float, published: Map
     else:
         ttft = TTFT_FALLBACK_S
         source = f"the profile publishes no TTFT: {TTFT_FALLBACK_S:g} s; set sglang_alert_ttft_p90_seconds"
-    return Settings(metrics=metrics, router_metrics_port=port,
-                    scrape_interval=value("sglang_metrics_scrape_interval", duration, "15s"),
-                    down_for=value("sglang_alert_down_for", duration, "1m"),
+    return Settings(metrics=checked["sglang_metrics"], router_metrics_port=checked["sglang_router_metrics_port"],
+                    scrape_interval=checked["sglang_metrics_scrape_interval"], down_for=checked["sglang_alert_down_for"],
                     ttft_p90_seconds=float(ttft), ttft_source=source,
                     tpot_target_seconds=tpot_target_ms / 1000 if tpot_target_ms else None)
 
@@ -163,7 +154,7 @@ def targets(plan: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
             metrics_url = svc.get("metrics_url")
             if not metrics_url:
                 continue
-            address = re.sub(r"^http://|/metrics$", "", metrics_url)
+            address = urllib.parse.urlsplit(metrics_url).netloc
             labels = {"profile": str(plan["profile"]), "role": svc["role"], "sglang_instance": svc["instance_key"],
                       "node_rank": str(svc["node_rank"]), "nnodes": str(svc["nnodes"]), "host": str(host),
                       "service": svc["name"]}
@@ -202,8 +193,8 @@ def rules(plan: Mapping[str, Any]) -> str:
     servers = f'job=~"sglang-({"|".join(SERVER_ROLES)})", {sel}'
     by = "profile, role, sglang_instance"
     found = targets(plan)
-    interval = mon.get("scrape_interval") or "15s"
-    down_for = mon.get("down_for") or "1m"
+    interval = mon["scrape_interval"]
+    down_for = mon["down_for"]
     recording = [
         {"record": "sglang_instance:inter_token_latency_seconds:p90",
          "expr": f'histogram_quantile(0.9, sum by ({by}, le) (rate(sglang:inter_token_latency_seconds_bucket'
@@ -255,7 +246,7 @@ def rules(plan: Mapping[str, Any]) -> str:
         "Requests queue up on {{ $labels.sglang_instance }}",
         f"{{{{ $value }}}} requests wait on {{{{ $labels.sglang_instance }}}} and their number has grown for "
         f"{QUEUE_FOR}: the deployment receives more than it serves."))
-    if mon.get("tpot_target_seconds"):
+    if mon["tpot_target_seconds"]:
         target = float(mon["tpot_target_seconds"])
         alerts.append(_alert(
             "SGLangTPOTAboveTarget", f"sglang_instance:inter_token_latency_seconds:p90{{{sel}}} > {target:g}",
@@ -263,12 +254,12 @@ def rules(plan: Mapping[str, Any]) -> str:
             f"p90 inter-token latency {{{{ $value | humanizeDuration }}}} for {TPOT_FOR}; profile {profile} documents a "
             "TPOT target of "
             f"{target * 1000:g} ms."))
-    ttft = float(mon.get("ttft_p90_seconds") or TTFT_FALLBACK_S)
+    ttft = float(mon["ttft_p90_seconds"])
     alerts.append(_alert(
         "SGLangTTFTHigh", f"sglang_instance:time_to_first_token_seconds:p90{{{sel}}} > {ttft:g}", TTFT_FOR,
         "warning", "TTFT p90 of {{ $labels.sglang_instance }} is above " + f"{ttft:g} s",
         f"p90 time to first token {{{{ $value | humanizeDuration }}}} for {TTFT_FOR} (threshold: "
-        f"{mon.get('ttft_source') or 'set'})."))
+        f"{mon['ttft_source']})."))
     head = (f"# Recording and alerting rules of the SGLang deployment of profile {profile} (ascend.sglang, from its\n"
             "# plan: rerun playbooks/monitoring.yml after the inventory or the profile changed).\n")
     doc = {"groups": [
@@ -287,7 +278,7 @@ def files(plan: Mapping[str, Any], base: str) -> dict[str, str]:
     if not mon.get("metrics"):
         raise ValueError("sglang_metrics is false: the servers export no metrics, there is nothing to scrape")
     profile = str(plan["profile"])
-    out = {"prometheus.yml": prometheus_config(base, mon.get("scrape_interval") or "15s")}
+    out = {"prometheus.yml": prometheus_config(base, mon["scrape_interval"])}
     for role, entries in targets(plan).items():
         out[f"targets/{profile}.{role}.json"] = json.dumps(entries, indent=1) + "\n"
     out[f"rules/{profile}.yml"] = rules(plan)

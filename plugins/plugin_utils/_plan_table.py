@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ansible_collections.ascend.sglang.plugins.module_utils._npu_topo import runs
+from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import SERVER_ROLES
 from ansible_collections.ascend.sglang.plugins.plugin_utils._table import render
 
 HEADER = ("host", "role", "inst", "rank", "address", "ports", "npus", "runtime", "release")
@@ -52,7 +53,7 @@ def routers(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
             continue
         out.append({"service": inst["ranks"][0], "host": inst["hosts"][0], "url": inst.get("router_url"),
                     "mini_lb": bool(inst.get("mini_lb")),
-                    "upstreams": {role: [dict(u) for u in ups.get(role) or []] for role in ("prefill", "decode", "mixed")
+                    "upstreams": {role: [dict(u) for u in ups.get(role) or []] for role in SERVER_ROLES
                                   if ups.get(role)}})
     return out
 

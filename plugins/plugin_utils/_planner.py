@@ -163,8 +163,9 @@ class Plan:
     instances: list[InstancePlan] = dataclasses.field(default_factory=list)
     # The planned SGLang release's reference environment (profiles/_releases.yml stacks), None when none is recorded.
     reference_stack: dict[str, Any] | None = None
-    # The monitoring settings (plugin_utils/_monitoring.py Settings): metrics on, scrape interval, alert thresholds.
-    monitoring: dict[str, Any] = dataclasses.field(default_factory=lambda: dataclasses.asdict(_monitoring.Settings()))
+    # The monitoring settings (plugin_utils/_monitoring.py Settings): metrics on, scrape interval, alert thresholds;
+    # empty in a plan built without them (no metrics).
+    monitoring: dict[str, Any] = dataclasses.field(default_factory=dict)
     # Version of this form (as_dict / JSON); a consumer refuses a plan of another version.
     plan_version: int = PLAN_VERSION
 
@@ -339,7 +340,7 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
     errors = Collector()
     errors.findings.extend(inv.findings)
     check_membership(inv, profile.server_roles, errors)
-    _settings.check_one_values(inv.variables, errors)
+    checked = _settings.check_one_values(inv.variables, errors)
     router_hosts = inv.groups["router"]
     # The roles this deployment runs (an override of any other is an error, not ignored).
     scope = {role: role for role in profile.server_roles}
@@ -348,7 +349,7 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
     computed_env = {role: _computed_env(spec) for role, spec in profile.roles.items()}
     overrides = contract.check_overrides(inv.variables.get("sglang_overrides"), scope, computed_env, errors)
     _monitoring.check_overrides(overrides, errors)
-    monitoring = _monitoring.settings(inv.variables, profile.tpot_target_ms, profile.published)
+    monitoring = _monitoring.settings(checked, profile.tpot_target_ms, profile.published)
     specs = {role: _apply_overrides(spec, overrides, errors) for role, spec in profile.roles.items()}
     if profile.deploy_mode == "pd_separation" and not router_hosts:
         errors.add("PD separation needs a router host in front of its prefill and decode instances", group="router")

@@ -284,7 +284,7 @@ TABLE: tuple[Setting, ...] = (
       "exporter on its host's address (--prometheus-host/--prometheus-port); playbooks/monitoring.yml writes the "
       "scrape targets and alert rules. false: the documented launches as they are.", c.boolean, True, "bool"),
     S("sglang_router_metrics_port", DEPLOYMENT, "Port of the routers' Prometheus exporter (the router's own default).",
-      _int(1, 65535), 29000, "int"),
+      _int(1, 65535), _monitoring.ROUTER_DEFAULT_METRICS_PORT, "int"),
     S("sglang_metrics_scrape_interval", DEPLOYMENT, "Scrape interval of the generated Prometheus jobs, and evaluation "
       "interval of the rules (a Prometheus duration).", _monitoring.duration, "15s"),
     S("sglang_alert_down_for", DEPLOYMENT, "How long a server, router or router worker must be down before its alert "
@@ -552,9 +552,16 @@ def check_host_values(values: Mapping[str, Any], errors: Collector, group: str |
     return out
 
 
-def check_one_values(variables: Mapping[str, Any], errors: Collector) -> None:
-    """The deployment and run values (read once for the deployment) that have a checker of their own."""
+def check_one_values(variables: Mapping[str, Any], errors: Collector) -> dict[str, Any]:
+    """The deployment and run values (read once for the deployment) that have a checker of their own, checked ->
+    each one's checked value, the table's default for the rows that have one where the value is unset or refused
+    (a refused value is in ``errors``)."""
+    out = {row.name: row.default for row in TABLE
+           if row.scope in ONE_VALUE and row.check is not None and row.default is not NO_DEFAULT}
     for name, value in variables.items():
         row = BY_NAME.get(name)
         if row is not None and row.scope in ONE_VALUE and value is not None:
-            check(row, value, errors, c.Where(name))
+            checked = check(row, value, errors, c.Where(name))
+            if checked is not None and row.check is not None:
+                out[name] = checked
+    return out

@@ -15,13 +15,13 @@ from typing import Any, Iterable, Mapping, Sequence
 from ansible_collections.ascend.sglang.plugins.module_utils._router_workers import find_worker
 from ansible_collections.ascend.sglang.plugins.module_utils._started import pending_text
 from ansible_collections.ascend.sglang.plugins.plugin_utils._instances import instances, planned_services, routers
+from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import SERVER_ROLES
 from ansible_collections.ascend.sglang.plugins.plugin_utils._table import render
 
 COLUMNS = (("host", "host"), ("role", "role"), ("instance", "inst"), ("node_rank", "rank"), ("port", "port"),
            ("service", "service"), ("state", "systemd"), ("health", "health"), ("uptime", "uptime"),
            ("run", "run"), ("queue", "queue"), ("tpot", "tpot_ms"), ("config", "running config"),
            ("router_view", "router's view"), ("watchdog", "watchdog"))
-SERVER_ROLES = ("prefill", "decode", "mixed")
 # A metrics error in the table is cut to this many characters; the row (and the JSON) keeps all of it.
 METRICS_ERROR_WIDTH = 32
 
