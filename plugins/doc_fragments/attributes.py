@@ -18,16 +18,9 @@ attributes:
     support: full
 """
 
-    # Modules whose work happens in an action plugin on the controller and which report diffs.
-    CONTROLLER_DIFF = r"""
+    # Modules that report diffs (beside one of the fragments above).
+    DIFF = r"""
 attributes:
-  check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
-    support: full
-  action:
-    description: Indicates this has a corresponding action plugin so some parts of the options can be executed on
-      the controller.
-    support: full
   diff_mode:
     description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: full

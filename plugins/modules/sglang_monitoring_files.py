@@ -39,7 +39,8 @@ options:
     type: bool
     default: false
 extends_documentation_fragment:
-  - ascend.sglang.attributes.controller_diff
+  - ascend.sglang.attributes.controller
+  - ascend.sglang.attributes.diff
 author:
   - ascend.sglang maintainers (!UNKNOWN)
 """
