@@ -101,14 +101,25 @@ def start_record(cfg: dict, unit: str, files: list) -> dict:
     return {"program": f"{cfg[LIBEXEC]}/{RECORD_PROGRAM}", "path": record_path(unit), "files": files}
 
 
+def sources_cann_env(svc: dict) -> bool:
+    """Whether a service's launcher sources the host's cann_env.sh: a server on the host runtime. A container's
+    image brings CANN; a router runs on no NPU and needs no CANN (nor the servers' NPU environment)."""
+    return not svc.get("container") and svc.get("role") != "router"
+
+
+def is_server_host(host_plan: dict) -> bool:
+    """Whether a host runs a server: only such a host gets cann_env.sh, the kernel settings and host tuning."""
+    return any(s.get("role") != "router" for s in host_plan.get("services") or [])
+
+
 def service_files(cfg: dict, svc: dict) -> list:
     """The files a service starts from, in the order its start record lists them: its environment, secrets,
-    launcher and unit, and cann_env.sh, which its launcher sources (host runtime; a container's image brings CANN).
-    The container's run settings are in the launcher and the unit."""
+    launcher and unit, and cann_env.sh where its launcher sources it (sources_cann_env). The container's run
+    settings are in the launcher and the unit."""
     name = svc["name"]
     files = [f"{cfg[ETC]}/{name}.env"] + ([f"{cfg[ETC]}/{name}.secrets"] if svc.get("secret_flags") else [])
     files += [f"{cfg[LIBEXEC]}/{name}.sh", f"{cfg[SYSTEMD]}/{name}.service"]
-    if not svc.get("container"):
+    if sources_cann_env(svc):
         files.append(f"{cfg[ETC]}/cann_env.sh")
     return files
 
@@ -122,7 +133,7 @@ def watchdog_files(cfg: dict, name: str) -> list:
 def host_files(host_plan: dict, settings: dict | None = None, *, roles=None, kinds=None, render: bool = False,
                profile: str = "", secrets: dict | None = None, check: bool = True) -> list:
     """The files of one host's plan entry, in writing order. roles: service roles to include (None: all, and
-    the host's own files, cann_env.sh and the kernel settings);
+    the host's own files, cann_env.sh and the kernel settings, which only a host running a server gets);
     kinds: file kinds to include (None: all); render: render mode's set (summaries, no secrets nor watchdog
     program). secrets: sglang_secrets (role -> flag -> value), needed for services with secret_flags.
     Raises ValueError naming the service when one is not fit to be written (check_service)."""
@@ -137,7 +148,7 @@ def host_files(host_plan: dict, settings: dict | None = None, *, roles=None, kin
     # before any unit that runs it: a run cut short between two files never leaves a unit without it.
     files = [] if render or not services else [
         FileSpec("record_program", LIBEXEC, RECORD_PROGRAM, "0755", src=RECORD_PROGRAM)]
-    files += [] if roles is not None else [
+    files += [] if roles is not None or not is_server_host(host_plan) else [
         FileSpec("cann_env", ETC, "cann_env.sh", "0644", "cann_env.sh", template="cann_env.sh.j2",
                  variables={"sglang_tpl_cann": host_plan.get("cann") or {}}),
         FileSpec("sysctl", SYSCTL, "90-sglang.conf", "0644", "sysctl.conf", template="sysctl.conf.j2",
@@ -156,7 +167,8 @@ def host_files(host_plan: dict, settings: dict | None = None, *, roles=None, kin
                                              "sglang_tpl_secrets": (secrets or {}).get(svc.get("role")) or {}},
                                   sensitive=True, owner="root", group="root"))
         files.append(FileSpec("launcher", LIBEXEC, name + ".sh", "0755", name + ".sh", service=name,
-                              template="sglang.sh.j2", variables=dict(unit_vars, sglang_tpl_service=bare)))
+                              template="sglang.sh.j2", variables=dict(unit_vars, sglang_tpl_service=bare,
+                                                                      sglang_tpl_cann_env=sources_cann_env(svc))))
         record = start_record(cfg, name + ".service", service_files(cfg, svc))
         files.append(FileSpec("unit", SYSTEMD, name + ".service", "0644", name + ".service", service=name,
                               template="sglang.service.j2",

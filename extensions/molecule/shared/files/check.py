@@ -52,7 +52,8 @@ def check_plan(render_dir: str, collected_path: str) -> None:
     report(bool(plan), f"render mode planned {sum(len(v) for v in plan.values())} services on {len(plan)} hosts")
     instances: dict[tuple[str, int], list[tuple[str, dict]]] = {}
     for host, services in plan.items():
-        cann = (pathlib.Path(render_dir) / host / "cann_env.sh").read_text()
+        cann_path = pathlib.Path(render_dir) / host / "cann_env.sh"
+        cann = cann_path.read_text() if cann_path.exists() else ""
         for name, svc in services.items():
             got = collected.get(host, {}).get(name)
             if not got:
@@ -62,8 +63,11 @@ def check_plan(render_dir: str, collected_path: str) -> None:
             rdir = pathlib.Path(render_dir) / host
             for kind, rendered in (("env", rdir / f"{name}.env"), ("sh", rdir / f"{name}.sh"),
                                    ("service", rdir / f"{name}.service"), ("cann_env.sh", rdir / "cann_env.sh")):
-                report(got["files"].get(kind) == rendered.read_text(),
-                       f"{host}/{name}: installed {kind} file equals the rendered one")
+                # A router-only host gets no cann_env.sh: none rendered, none installed.
+                want = rendered.read_text() if rendered.exists() else None
+                report(got["files"].get(kind) == want,
+                       f"{host}/{name}: installed {kind} file equals the rendered one"
+                       + ("" if want is not None else " (neither exists)"))
             if svc["role"] == "router":
                 # sglang-router rewrites its process title and environment block (setproctitle): /proc
                 # cannot show them; the launcher and env file above are what systemd runs.
@@ -92,7 +96,7 @@ def check_plan(render_dir: str, collected_path: str) -> None:
                     report(run["env"].get("PATH", "").startswith("/usr/local/Ascend/8.5.0/compiler/bishengir/bin:"),
                            f"{host}/{name}: PATH starts with the CANN prefix")
                 elif "bishengir/bin" in cann:
-                    # Container runtime: the host's path_prepend is skipped (README "Container runtime").
+                    # Container runtime: the host's path_prepend is skipped (docs/docsite/rst/container_runtime.rst).
                     report(not run["env"].get("PATH", "").startswith("/usr/local/Ascend/8.5.0/compiler/bishengir/bin:"),
                            f"{host}/{name}: PATH is the image's (the host's CANN path prefix is not applied)")
                 instances.setdefault((svc["role"], svc["instance"]), []).append((name, run))

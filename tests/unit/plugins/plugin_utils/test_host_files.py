@@ -65,6 +65,11 @@ def test_every_unit_records_the_files_it_starts_from() -> None:
     router = host_files({"services": [boxed]}, {"etc_dir": "/e", "libexec_dir": "/l", "systemd_dir": "/s"})
     record = next(f for f in router if f.kind == "unit").variables["sglang_tpl_record"]
     assert record["files"] == ["/e/sglang-router-i0.env", "/l/sglang-router-i0.sh", "/s/sglang-router-i0.service"]
+    # A router on the host runtime sources no cann_env.sh either (no NPU, no CANN), even beside a server.
+    record = files[("unit", ROUTER["name"])].variables["sglang_tpl_record"]
+    assert record["files"] == ["/e/sglang-router-i0.env", "/l/sglang-router-i0.sh", "/s/sglang-router-i0.service"]
+    assert files[("launcher", ROUTER["name"])].variables["sglang_tpl_cann_env"] is False
+    assert files[("launcher", name)].variables["sglang_tpl_cann_env"] is True
     watchdog = files[("watchdog_unit", name)].variables["sglang_tpl_record"]
     assert watchdog["path"] == f"/run/sglang/sglang-watchdog-{name}.service.started"
     assert watchdog["files"] == [f"/e/{name}.watchdog.json", f"/s/sglang-watchdog-{name}.service",
@@ -111,15 +116,22 @@ def test_watchdogs_follow_the_settings() -> None:
 
 def test_render_mode_names_every_file_of_a_real_plan_once() -> None:
     _unused, plan = make_plan("deepseek_r1_pd32", prefill=2, decode=2, router=1)
+    router_only = 0
     for host_plan in plan["hosts"].values():
         names = [f.render_name for f in host_files(host_plan, render=True)]
-        assert names[:2] == ["cann_env.sh", "sysctl.conf"] and len(names) == len(set(names))
+        servers = [s for s in host_plan["services"] if s["role"] != "router"]
+        # Only a host running a server gets the CANN environment and the kernel settings.
+        assert (names[:2] == ["cann_env.sh", "sysctl.conf"]) == bool(servers), names
+        assert bool(servers) or not {"cann_env.sh", "sysctl.conf"} & set(names)
+        router_only += not servers
+        assert len(names) == len(set(names))
         for svc in host_plan["services"]:
             assert {f"{svc['name']}.{ext}" for ext in ("json", "env", "sh", "service")} <= set(names)
             # The 2-node decode instance's ranks are watched; nothing else is in this profile.
             watched = svc["nnodes"] > 1
             assert (f"sglang-watchdog-{svc['name']}.service" in names) == watched
             assert (f"{svc['name']}.watchdog.json" in names) == watched
+    assert router_only == 1
 
 
 def test_placement_is_atomic_idempotent_and_keeps_sensitive_content_out_of_the_diff(tmp_path) -> None:
