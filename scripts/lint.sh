@@ -1,35 +1,39 @@
 #!/usr/bin/env bash
 # The collection's quality gates, each a count of findings:
 #   1. ansible-lint --profile production (.ansible-lint holds the exclusions and why);
-#   2. ansible-test sanity with ansible-core 2.21 and 2.20, every test that runs without containers, on a copy
+#   2. ansible-test sanity with ansible-core 2.21 (Python 3.12) and 2.19 (Python 3.11), every test that runs
+#      without containers, on a copy
 #      of the checkout laid out as ansible_collections/ascend/sglang (tracked and new files;
 #      tests/sanity/ignore-<release>.txt applies);
-#   3. ansible-test units on that copy, with each ansible-core release the collection supports (2.21, and 2.20,
-#      the oldest requires_ansible admits): the host-side tests (tests/unit/plugins/modules, module_utils) on
-#      the oldest host Python (3.11, Debian bookworm's), every unit test on the controller's Python (3.12; with
-#      2.21 that is README's test command, which runs them with that release and Python);
+#   3. ansible-test units on that copy, with the newest and the oldest ansible-core release the collection
+#      supports (2.21, and 2.19, the oldest requires_ansible admits and the newest that runs on Python 3.11):
+#      the host-side tests (tests/unit/plugins/modules, module_utils) on the oldest host Python (3.11, Debian
+#      bookworm's), every unit test on the controller's Python (2.21: 3.12, which is README's test command;
+#      2.19: 3.11);
 #      the tests of files the roles run on the hosts (tests/unit/roles) with pytest on 3.11 too;
 #      each failed or erroring test is a finding;
 #   4. the built tarball installed into a temporary collections path renders, by FQCN from another directory,
-#      byte for byte what the checkout's render mode writes.
+#      byte for byte what the checkout's render mode writes;
+#   5. the documentation (scripts/docs.sh): antsibull-docs lint-collection-docs --plugin-docs at 0 findings, and
+#      the offline HTML build of the docsite with a page for every plugin, role and guide.
 # Sets up its own tools under .cache/lint (venvs with pinned ansible-lint / ansible-core, PyPI only;
 # the shellcheck binary and Python 3.11's venv module from the distribution's packages), installing only what
 # is missing.
 # Ends with one summary line, findings by file; exits non-zero on any finding.
 #   scripts/lint.sh               # all gates
-#   scripts/lint.sh lint sanity   # only the named ones (lint, sanity, units, render)
+#   scripts/lint.sh lint sanity   # only the named ones (lint, sanity, units, render, docs)
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 ROOT=$PWD
 TOOLS=${SGLANG_LINT_TOOLS:-$ROOT/.cache/lint}   # where its venvs live
 LINT_PINS="ansible-lint==26.10.1 ansible-core==2.21.5"
 SANITY_PINS="ansible-core==2.21.5"
-OLDEST_PINS="ansible-core==2.20.10"   # the oldest release requires_ansible admits (units run with it too)
+OLDEST_PINS="ansible-core==2.19.14"   # the oldest release requires_ansible admits, on Python 3.11 (units too)
 PROFILE=deepseek_r1_pd32
 log() { printf 'lint.sh: %s\n' "$*" >&2; }
 start=$SECONDS
 gates=("$@")
-[ ${#gates[@]} -gt 0 ] || gates=(lint sanity units render)
+[ ${#gates[@]} -gt 0 ] || gates=(lint sanity units render docs)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$TOOLS"
@@ -49,16 +53,11 @@ pick_python() {
   log "no Python >= 3.12 found (ansible-core 2.21 needs it)"; exit 2
 }
 
-# venv DIR PINS: a venv holding exactly PINS (reinstalled when the pins change).
+# shellcheck source=scripts/pinned_venv.sh
+. "$ROOT/scripts/pinned_venv.sh"
+# venv DIR PINS [PYTHON]: a venv holding exactly PINS; PYTHON: its interpreter (default: a Python >= 3.12).
 venv() {
-  local dir=$1 pins=$2
-  [ -x "$dir/bin/python" ] || { log "creating $dir"; "$(pick_python)" -m venv "$dir" || exit 2; }
-  if [ "$(cat "$dir/.pins" 2>/dev/null)" != "$pins" ]; then
-    log "installing $pins into $dir"
-    # shellcheck disable=SC2086
-    "$dir/bin/pip" install --quiet --disable-pip-version-check $pins || exit 2
-    echo "$pins" > "$dir/.pins"
-  fi
+  pinned_venv "$1" "$2" "${3:-$(pick_python)}" || exit 2
 }
 
 # ------------------------------------------------------------------------------------------ ansible-lint
@@ -109,7 +108,7 @@ collection_copy() {
 # ----------------------------------------------------------------------------------- ansible-test sanity
 gate_sanity() {
   venv "$TOOLS/sanity" "$SANITY_PINS"
-  venv "$TOOLS/units-2.20" "$OLDEST_PINS"
+  venv "$TOOLS/units-2.19" "$OLDEST_PINS" "$(python311)"
   if ! command -v shellcheck >/dev/null; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
       log "installing shellcheck"
@@ -118,14 +117,14 @@ gate_sanity() {
     fi
     command -v shellcheck >/dev/null || { log "shellcheck is missing (the shellcheck sanity test needs it)"; exit 2; }
   fi
-  local home col core venv rc out
+  local home col core venv rc out python
   col=$(collection_copy)
   # The newest release and the oldest one requires_ansible admits (tests/sanity/ignore-<release>.txt each).
-  for core in 2.21 2.20; do
-    case $core in 2.21) venv=$TOOLS/sanity ;; *) venv=$TOOLS/units-$core ;; esac
+  for core in 2.21 2.19; do
+    case $core in 2.21) venv=$TOOLS/sanity python=3.12 ;; *) venv=$TOOLS/units-$core python=3.11 ;; esac
     home=$(ansible_test_home "$venv"); out=$work/sanity-$core.out
-    log "ansible-test sanity --local --python 3.12 with ansible-core $core (every test without containers)"
-    (cd "$col" && HOME=$home "$venv/bin/ansible-test" sanity --local --python 3.12 --requirements \
+    log "ansible-test sanity --local --python $python with ansible-core $core (every test without containers)"
+    (cd "$col" && HOME=$home "$venv/bin/ansible-test" sanity --local --python "$python" --requirements \
        --color no >"$out" 2>&1)
     rc=$?
     grep -E '^ERROR: [^ :]+:[0-9]+:[0-9]+: ' "$out" >&2
@@ -139,11 +138,12 @@ gate_sanity() {
 }
 
 # ------------------------------------------------------------------------------------ ansible-test units
-# A Python 3.11 venv for the host-side tests: ansible-core 2.20 and 2.21 need Python >= 3.12 on the
-# controller, so ansible-test (run from its 3.12 venv) drives this interpreter as a target only; it installs
+# A Python 3.11 venv for the host-side tests: ansible-core 2.21 needs Python >= 3.12 on the controller, so
+# ansible-test (run from its 3.12 venv) drives this interpreter as a target only; it installs
 # pytest and PyYAML into it (--requirements) and puts only ansible.module_utils and the collection loader on
 # its path, so a host-side test that needed controller code from ansible would fail here.
-# python311 [SUFFIX]: one venv per ansible-core release (its ansible-test installs its own constraints).
+# python311 [SUFFIX]: one venv per ansible-core release (its ansible-test installs its own constraints);
+# The 2.19 venv is made from that interpreter too (a venv made with a venv's python uses the base Python).
 python311() {
   local dir=$TOOLS/units-python3.11${1:-}
   if [ ! -x "$dir/bin/python" ]; then
@@ -187,19 +187,19 @@ units_run() {
 
 gate_units() {
   venv "$TOOLS/sanity" "$SANITY_PINS"
-  venv "$TOOLS/units-2.20" "$OLDEST_PINS"
+  venv "$TOOLS/units-2.19" "$OLDEST_PINS" "$(python311)"
   local host_tests=() not_host=() d core venv suffix py311 col rc
   for d in tests/unit/plugins/modules tests/unit/plugins/module_utils; do
     [ -d "$d" ] && host_tests+=("$d/") && not_host+=(--exclude "$d/")
   done
-  log "ansible-test units (ansible-core 2.21 and 2.20): ${host_tests[*]} on Python 3.11, the other tests/unit/ on Python 3.12 (2.20)"
-  for core in 2.21 2.20; do
+  log "ansible-test units (ansible-core 2.21 and 2.19): ${host_tests[*]} on Python 3.11, the other tests/unit/ on Python 3.11 (2.19)"
+  for core in 2.21 2.19; do
     case $core in 2.21) venv=$TOOLS/sanity suffix= ;; *) venv=$TOOLS/units-$core suffix=-$core ;; esac
     py311=$(python311 "$suffix")
     units_run "$core" "$venv" 3.11 "$py311" "${host_tests[@]}"
     # The controller's Python is the ansible-core venv's: it already holds ansible-core's requirements. With
     # 2.21 on 3.12 this run would repeat README's test command (every unit test, the same release and Python).
-    [ "$core" = 2.21 ] || units_run "$core" "$venv" 3.12 "$venv/bin/python" tests/unit/ "${not_host[@]}"
+    [ "$core" = 2.21 ] || units_run "$core" "$venv" 3.11 "$venv/bin/python" tests/unit/ "${not_host[@]}"
   done
   # Files the roles copy to the hosts and run there (the instance watchdog): ansible-test counts every test
   # outside plugins/modules and plugins/module_utils as controller code (3.12 above), so pytest runs them on
@@ -226,6 +226,13 @@ gate_render() {
   # Nothing of the development tree may ship.
   tar -tzf "$out"/build/ascend-sglang-*.tar.gz | grep -E '^(tests|scripts|bench|extensions|changelogs/fragments)/|^ansible\.cfg$|^\.' \
     | sed 's/^/render /' | tee -a "$work/findings" | sed 's/^render /shipped: /' >&2
+  # The README that ships is a Galaxy user's: every file it links to ships too.
+  tar -tzf "$out"/build/ascend-sglang-*.tar.gz > "$out/members"
+  grep -oE '\]\([^)#:]+\)' README.md | sed 's/^](//; s/)$//' | sort -u | while read -r target; do
+    grep -qxF "$target" "$out/members" \
+      || { echo "render README.md (links to $target, which the tarball lacks)" >> "$work/findings"
+           log "README.md links to $target, which the tarball lacks"; }
+  done
   (cd "$out/elsewhere" && ANSIBLE_COLLECTIONS_PATH=$out/collections "$ROOT/.venv/bin/ansible-playbook" \
      ascend.sglang.render -i "$ROOT/inventories/example" -e "sglang_profile=$PROFILE" \
      -e "sglang_render_dir=$out/installed" >"$out/installed.log" 2>&1) \
@@ -243,6 +250,22 @@ gate_render() {
   fi
 }
 
+# ------------------------------------------------------------------------- documentation (scripts/docs.sh)
+gate_docs() {
+  local out=$work/docs.out rc
+  log "scripts/docs.sh (antsibull-docs lint-collection-docs --plugin-docs; the offline docsite build)"
+  ./scripts/docs.sh >"$out" 2>&1
+  rc=$?
+  # A lint finding is "path:line:column: message"; a failed build or a missing page is one finding.
+  grep -E '^[^ :]+:[0-9]+:[0-9]+: ' "$out" >&2
+  grep -E '^[^ :]+:[0-9]+:[0-9]+: ' "$out" | cut -d: -f1 | sed 's/^/docs /' >> "$work/findings"
+  if [ "$rc" -ne 0 ] && ! grep -q '^docs ' "$work/findings"; then
+    tail -n 30 "$out" >&2
+    echo "docs (scripts/docs.sh exited $rc)" >> "$work/findings"
+  fi
+  grep '^docs: ' "$out" >&2
+}
+
 ./scripts/setup.sh >/dev/null || exit 2   # .venv and the .collections link
 for g in "${gates[@]}"; do
   case $g in
@@ -250,7 +273,8 @@ for g in "${gates[@]}"; do
     sanity) gate_sanity ;;
     units) gate_units ;;
     render) gate_render ;;
-    *) log "unknown gate $g (lint, sanity, units, render)"; exit 2 ;;
+    docs) gate_docs ;;
+    *) log "unknown gate $g (lint, sanity, units, render, docs)"; exit 2 ;;
   esac
 done
 

@@ -82,16 +82,10 @@ pick_python() {
   log "no Python >= 3.12 found (ansible-core 2.21 needs it)"; exit 2
 }
 PINS="ansible-core==2.21.5 ansible==14.5.0 molecule==26.10.0 molecule-plugins[podman]==26.10.12 ansible-compat==26.10.0"
-if [ ! -x "$VENV/bin/python" ]; then
-  log "creating $VENV"
-  "$(pick_python)" -m venv "$VENV"
-fi
-if [ "$(cat "$VENV/.pins" 2>/dev/null)" != "$PINS" ]; then
-  log "installing $PINS"
-  # shellcheck disable=SC2086
-  "$VENV/bin/pip" install --quiet --disable-pip-version-check $PINS
-  echo "$PINS" > "$VENV/.pins"
-fi
+# shellcheck source=scripts/pinned_venv.sh
+. "$ROOT/scripts/pinned_venv.sh"
+if [ -x "$VENV/bin/python" ]; then python=$VENV/bin/python; else python=$(pick_python); fi
+pinned_venv "$VENV" "$PINS" "$python" || exit 2
 
 # --- offline wheelhouse: the real sglang-router (downloaded once) + the stand-in sglang wheel ---------
 # Two wheelhouses, so that each host gets only what it installs: router/ (sglang-router and its

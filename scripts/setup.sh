@@ -6,33 +6,51 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 
+# The collection supports ansible-core 2.19 and newer (meta/runtime.yml). ansible-core 2.21 needs Python >= 3.12 on
+# the controller, 2.19 runs on 3.11 (Debian 12's python3): each Python gets the newest release tested on it.
+NEWEST_CORE="ansible-core==2.21.5"    # Python >= 3.12: every test, lint and sanity
+OLDEST_CORE="ansible-core==2.19.14"   # Python 3.11: sanity, units and the test command (scripts/lint.sh)
+
+# SGLANG_PYTHON=/path/to/python3 chooses the interpreter; else the newest python3 >= 3.12 found, else python3.
 pick_python() {
-  # ansible-core 2.21 needs Python >= 3.12; fall back to the newest python3 present.
   local c
+  if [ -n "${SGLANG_PYTHON:-}" ]; then echo "$SGLANG_PYTHON"; return; fi
   if command -v pyenv >/dev/null 2>&1; then
     for c in "$(pyenv root)"/versions/3.1[2-9]*/bin/python3; do
       [ -x "$c" ] && { echo "$c"; return; }
     done
   fi
-  for c in python3.13 python3.12 python3; do
+  for c in python3.14 python3.13 python3.12 python3; do
     command -v "$c" >/dev/null 2>&1 && { command -v "$c"; return; }
   done
-  echo "no python3 found" >&2; exit 1
+  echo "setup: no python3 found: install Python 3.11 or newer (Debian 12: apt-get install python3 python3-venv)" >&2
+  exit 1
+}
+
+too_old() {
+  echo "setup: $1 is Python $2; ascend.sglang needs ansible-core 2.19 or newer, which needs Python 3.11 or newer on" \
+       "the controller. Install one (Debian 12: apt-get install python3 python3-venv; RHEL 9: dnf install python3.11;" \
+       "Ubuntu 22.04: apt-get install python3.11-venv), then rerun with SGLANG_PYTHON=/path/to/python3.11" \
+       "(remove .venv first if it was made with the old Python)." >&2
+  exit 1
 }
 
 if [ ! -x .venv/bin/python ]; then
   py=$(pick_python)
-  echo "setup: creating .venv with $py"
-  "$py" -m venv .venv
+  version=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])') || { echo "setup: $py does not run" >&2; exit 1; }
+  "$py" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || too_old "$py" "$version"
+  echo "setup: creating .venv with $py (Python $version)"
+  "$py" -m venv .venv || { echo "setup: $py -m venv failed (Debian: apt-get install python3-venv)" >&2; exit 1; }
 fi
+version=$(.venv/bin/python -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+.venv/bin/python -c 'import sys; sys.exit(sys.version_info < (3, 11))' || too_old .venv/bin/python "$version"
+if .venv/bin/python -c 'import sys; sys.exit(sys.version_info < (3, 12))'; then core=$NEWEST_CORE; else core=$OLDEST_CORE; fi
 # prometheus_client: the real Prometheus text parser the stand-in's /metrics is checked with (tests/unit/standins).
-if ! .venv/bin/python -c 'import ansible, pytest, yaml, prometheus_client' 2>/dev/null; then
-  if .venv/bin/python -c 'import sys; sys.exit(sys.version_info < (3, 12))'; then
-    core="ansible-core==2.21.5"
-  else
-    core="ansible-core>=2.17,<2.20"
-  fi
-  echo "setup: installing $core and test tools"
+# A venv whose ansible-core predates 2.19 (made by an older setup.sh) is brought to the tested release.
+if ! .venv/bin/python -c '
+import ansible.release, pytest, yaml, prometheus_client, sys
+sys.exit(tuple(int(x) for x in ansible.release.__version__.split(".")[:2]) < (2, 19))' 2>/dev/null; then
+  echo "setup: installing $core and the test tools into .venv (about 70 MB from PyPI)"
   .venv/bin/pip install --quiet --disable-pip-version-check "$core" pytest pyyaml prometheus_client
 fi
 

@@ -11,13 +11,33 @@ RELEASES_ROUTER=${RELEASES_ROUTER:-"$(.venv/bin/python tests/validation/releases
 PIP=(--quiet --disable-pip-version-check)
 mkdir -p "$CACHE"
 
+# What is missing, said before anything is downloaded: the first run fetches about 2.9 GB from PyPI.
+need_base=0
+[ -x "$CACHE/base/bin/python" ] && "$CACHE/base/bin/python" -c 'import torch, triton, transformers, fastapi' 2>/dev/null \
+  || need_base=1
+missing=()
+for rel in $RELEASES_SGLANG; do [ -f "$CACHE/sglang-$rel/.complete" ] || missing+=("sglang $rel"); done
+for rel in $RELEASES_ROUTER; do
+  "$CACHE/router-$rel/bin/python" -c 'import sglang_router' 2>/dev/null || missing+=("sglang-router $rel")
+done
+steps=$(( need_base + ${#missing[@]} ))
+step=0
+if [ "$steps" -gt 0 ]; then
+  echo "parsers: $steps of $(( 1 + $(wc -w <<<"$RELEASES_SGLANG $RELEASES_ROUTER") )) parts missing; installing them into $CACHE"
+  [ "$need_base" = 1 ] && echo "parsers:   the shared environment: torch 2.13.0 CPU, triton, transformers (about 1.9 GB installed)"
+  [ "${#missing[@]}" -gt 0 ] && echo "parsers:   ${missing[*]} (about 150-500 MB each)"
+  echo "parsers: a first run downloads about 2.9 GB from PyPI and takes about 10 minutes; later runs reuse $CACHE"
+fi
+started=$SECONDS
+progress() { step=$((step + 1)); echo "parsers: [$step/$steps] $* ($((SECONDS - started)) s so far)"; }
+
 # torch 2.13.0 has a CPU wheel for the machine's Python 3.11; an unpinned torch would pull CUDA.
 py=$(command -v python3.11 || command -v python3)
 if [ ! -x "$CACHE/base/bin/python" ]; then
   "$py" -m venv "$CACHE/base"
 fi
 if ! "$CACHE/base/bin/python" -c 'import torch, triton, transformers, fastapi' 2>/dev/null; then
-  echo "parsers: installing the shared import environment (torch 2.13.0 CPU, triton, transformers 4.57.1, ...)"
+  progress "the shared import environment (torch 2.13.0 CPU, triton, transformers 4.57.1, ...)"
   "$CACHE/base/bin/pip" install "${PIP[@]}" torch==2.13.0 triton==3.5.0 transformers==4.57.1 numpy tqdm pybase64 requests \
     IPython pydantic aiohttp orjson safetensors pyzmq fastapi starlette packaging pillow openai \
     partial_json_parser huggingface_hub dill sentencepiece uvloop psutil setproctitle msgspec
@@ -28,7 +48,7 @@ mkdir -p "$CACHE/stubs/torchvision"
 cp tests/validation/torchvision_stub.py "$CACHE/stubs/torchvision/__init__.py"
 for rel in $RELEASES_SGLANG; do
   if [ ! -f "$CACHE/sglang-$rel/.complete" ]; then
-    echo "parsers: sglang $rel"
+    progress "sglang $rel"
     rm -rf "$CACHE/sglang-$rel"
     "$CACHE/base/bin/pip" install "${PIP[@]}" --no-deps --target "$CACHE/sglang-$rel" "sglang==$rel"
     # A release pinning other transformers/tokenizers than the shared environment gets its own copy.
@@ -43,7 +63,7 @@ for rel in $RELEASES_SGLANG; do
 done
 for rel in $RELEASES_ROUTER; do
   if [ ! -x "$CACHE/router-$rel/bin/python" ] || ! "$CACHE/router-$rel/bin/python" -c 'import sglang_router' 2>/dev/null; then
-    echo "parsers: sglang-router $rel"
+    progress "sglang-router $rel"
     "$py" -m venv "$CACHE/router-$rel"
     "$CACHE/router-$rel/bin/pip" install "${PIP[@]}" "sglang-router==$rel"
   fi
