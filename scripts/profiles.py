@@ -1,12 +1,15 @@
-"""Profile index: prints README's profile table and packing table, and (re)writes one playbook per profile.
+"""Profile index: the profile tables of README.md (short: what to run and what to set) and of the docsite
+(docs/docsite/rst/profiles.rst: every figure and release; inventory.rst: the packing table), and one playbook per
+profile.
 
-  .venv/bin/python scripts/profiles.py table            # markdown tables for README.md
-  .venv/bin/python scripts/profiles.py playbooks        # write playbooks/<profile>.yml
-  .venv/bin/python scripts/profiles.py check            # exit 1 if README or playbooks are stale
+  .venv/bin/python scripts/profiles.py table            # print the tables (markdown)
+  .venv/bin/python scripts/profiles.py playbooks        # write playbooks/<profile>.yml and the tables
+  .venv/bin/python scripts/profiles.py check            # exit 1 if a table or a playbook is stale
 """
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -16,14 +19,14 @@ import conftest  # noqa: E402,F401  (puts the collection on sys.path)  # pylint:
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _packing  # noqa: E402
 from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import (  # noqa: E402
-    NODE_DEVICES, Profile, _read_yaml, available_profiles, load_profile, profiles_dir,
+    FROM_INVENTORY, NODE_DEVICES, PLACEHOLDER, Profile, _read_yaml, available_profiles, load_profile, profiles_dir,
 )
 from ansible_collections.ascend.sglang.plugins.plugin_utils._releases import load_release_tables  # noqa: E402
 
-TABLE_BEGIN = "<!-- profile-table:begin -->"
-TABLE_END = "<!-- profile-table:end -->"
-PACKING_BEGIN = "<!-- packing-table:begin -->"
-PACKING_END = "<!-- packing-table:end -->"
+README_BEGIN, README_END = "<!-- profile-table:begin -->", "<!-- profile-table:end -->"
+TABLE_BEGIN, TABLE_END = ".. profile-table:begin", ".. profile-table:end"
+PACKING_BEGIN, PACKING_END = ".. packing-table:begin", ".. packing-table:end"
+DOCS = ROOT / "docs" / "docsite" / "rst"
 ALIAS_PLAYBOOK = {"deepseek_r1_pd32": "deepseek_r1_pd32"}
 
 
@@ -77,6 +80,43 @@ def releases(p: Profile) -> str:
     router = tables["sglang_router"].releases
     return (f"**{p.releases.get('sglang')}** ({', '.join(r for r in sgl if r != p.releases.get('sglang'))}) / "
             f"**{p.releases.get('sglang_router')}** ({', '.join(r for r in router if r != p.releases.get('sglang_router'))})")
+
+
+def needs(p: Profile) -> list[str]:
+    """The inventory variables a profile's flags and environment read (sglang_model_path, sglang_draft_model_path...)."""
+    found = set()
+    for spec in p.roles.values():
+        for value in list(spec.args.values()) + list(spec.env.values()):
+            for item in value if isinstance(value, list) else [value]:
+                found.update(PLACEHOLDER.findall(str(item)))
+    return [var for key, var in FROM_INVENTORY.items() if key in found]
+
+
+def readme_table() -> str:
+    """README's short table: the playbook, what it serves on what, the hosts and the variables to set."""
+    rows = [
+        "| Playbook (`playbooks/<id>.yml`) | Model | HW | Cards | Mode | Dataset | TPOT | Hosts (example inventory) | "
+        "Needs too |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for p in documented():
+        mode = "PD" if p.deploy_mode == "pd_separation" else "mixed"
+        rows.append(f"| `{p.id}` | {p.model} | {p.hardware} | {p.cards} | {mode} | {p.dataset.get('name')} | "
+                    f"{p.tpot_target_ms:g} ms | {shape(p)} (`{inventory_of(p)}`) | "
+                    f"{', '.join(f'`{v}`' for v in needs(p) if v != 'sglang_model_path')} |")
+    return "\n".join(rows)
+
+
+def rst(markdown_table: str) -> str:
+    """A markdown table of this module as an RST list-table (`code` -> ``code``; **bold** stays)."""
+    out = ["", ".. list-table::", "   :header-rows: 1", ""]
+    for line in markdown_table.splitlines():
+        if line.startswith("|---"):
+            continue
+        cells = [re.sub(r"`([^`]+)`", r"``\1``", c.strip()) for c in line.strip().strip("|").split(" | ")]
+        out.append(f"   * - {cells[0]}")
+        out += [f"     - {c}" for c in cells[1:]]
+    return "\n".join(out) + "\n"
 
 
 def table() -> str:
@@ -145,26 +185,32 @@ def _between(text: str, begin: str, end: str, body: str) -> str:
     return f"{head}{begin}\n{body}\n{end}{tail}"
 
 
-def readme_with_table(text: str) -> str:
-    return _between(_between(text, TABLE_BEGIN, TABLE_END, table()), PACKING_BEGIN, PACKING_END, packing_table())
+def tables() -> dict[Path, tuple[str, str, str]]:
+    """File -> (begin marker, end marker, table) of every generated table."""
+    return {ROOT / "README.md": (README_BEGIN, README_END, readme_table()),
+            DOCS / "profiles.rst": (TABLE_BEGIN, TABLE_END, rst(table())),
+            DOCS / "inventory.rst": (PACKING_BEGIN, PACKING_END, rst(packing_table()))}
+
+
+def with_tables(path: Path) -> str:
+    begin, end, body = tables()[path]
+    return _between(path.read_text(encoding="utf-8"), begin, end, body)
 
 
 def main(argv: list[str]) -> int:
     cmd = argv[1] if len(argv) > 1 else "table"
-    readme = ROOT / "README.md"
     if cmd == "table":
-        print(table())
-        print()
-        print(packing_table())
+        print(readme_table(), table(), packing_table(), sep="\n\n")
     elif cmd == "playbooks":
         for path, text in playbooks().items():
             path.write_text(text, encoding="utf-8")
-        readme.write_text(readme_with_table(readme.read_text(encoding="utf-8")), encoding="utf-8")
+        for path in tables():
+            path.write_text(with_tables(path), encoding="utf-8")
     elif cmd == "check":
         stale = [str(p.relative_to(ROOT)) for p, t in playbooks().items()
                  if not p.exists() or p.read_text(encoding="utf-8") != t]
-        if readme.read_text(encoding="utf-8") != readme_with_table(readme.read_text(encoding="utf-8")):
-            stale.append("README.md (profile or packing table)")
+        stale += [f"{p.relative_to(ROOT)} (generated table)" for p in tables()
+                  if p.read_text(encoding="utf-8") != with_tables(p)]
         if stale:
             print("stale: " + ", ".join(stale) + " (run scripts/profiles.py playbooks)")
             return 1

@@ -13,7 +13,7 @@ from typing import Any, Mapping
 
 LEVELS = ("fail", "warn", "off")
 
-# name -> what it checks (README "Fabric and weights checks" lists the commands behind each).
+# name -> what it checks (docs/docsite/rst/preflight.rst lists the commands behind each).
 CHECKS = {
     "npu_link": "each planned NPU's RoCE link is UP (hccn_tool -i N -link -g)",
     "npu_net_health": "each planned NPU's network health is Success (hccn_tool -i N -net_health -g)",

@@ -90,7 +90,7 @@ def the_launch(run: sd.HostRun, module: str, where: str) -> sd.Launch:
     return found[0]
 
 
-# The one deviation every launch gets unless sglang_metrics is false (README "Monitoring"): each server exports
+# The one deviation every launch gets unless sglang_metrics is false (docs/docsite/rst/monitoring.rst): each server exports
 # Prometheus metrics on its port, a Rust router (not the --mini-lb Python balancer, which has no exporter) on its host's
 # address at sglang_router_metrics_port (default 29000, the router's own default port).
 def metrics_flags(role: str, seed_argv: list[str], address: str) -> list[str]:

@@ -1,6 +1,6 @@
 """Published figures: every profile carries its own documented section's figures, nobody else's.
 
-``bench.yml`` judges a deployment against its profile's ``published.figures`` and README's table
+``bench.yml`` judges a deployment against its profile's ``published.figures`` and the profile table (docs/docsite/rst/profiles.rst)
 shows them, so each figure must come from the run of the profile's own section:
 
 - ``published.result`` is the section's result block, line by line; a value that differs from the

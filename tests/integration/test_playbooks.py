@@ -78,7 +78,9 @@ def test_render_writes_the_plan(inventory: str, rendered) -> None:
     written = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
     want = []
     for host, host_plan in expected.hosts.items():
-        want += [f"{host}/cann_env.sh", f"{host}/sysctl.conf"]
+        # Only a host running a server gets the CANN environment and the kernel settings.
+        server_host = any(svc.role != "router" for svc in host_plan.services)
+        want += [f"{host}/cann_env.sh", f"{host}/sysctl.conf"] if server_host else []
         for svc in host_plan.services:
             want += [f"{host}/{svc.name}.{ext}" for ext in ("json", "env", "sh", "service")]
             record = json.loads((out / host / f"{svc.name}.json").read_text())
@@ -87,6 +89,8 @@ def test_render_writes_the_plan(inventory: str, rendered) -> None:
             launcher = (out / host / f"{svc.name}.sh").read_text()
             subprocess.run(["bash", "-n", str(out / host / f"{svc.name}.sh")], check=True)
             assert launcher.count("--") >= svc.argv.count("--") and "exec " in launcher
+            # A router (no NPU) does not source the servers' CANN environment.
+            assert ("/cann_env.sh" in launcher) == (svc.role != "router"), svc.name
             unit = (out / host / f"{svc.name}.service").read_text()
             assert f"ExecStart=/usr/local/libexec/sglang/{svc.name}.sh" in unit
         # The watchdog files deploy writes for the host's watched services (role defaults, as the examples keep).
@@ -98,7 +102,8 @@ def test_render_writes_the_plan(inventory: str, rendered) -> None:
             unit = (out / host / f"sglang-watchdog-{svc['name']}.service").read_text()
             assert (f"ExecStart=/usr/bin/python3 /usr/local/libexec/sglang/sglang_watchdog.py "
                     f"/etc/sglang/{svc['name']}.watchdog.json") in unit
-        subprocess.run(["bash", "-n", str(out / host / "cann_env.sh")], check=True)
+        if server_host:
+            subprocess.run(["bash", "-n", str(out / host / "cann_env.sh")], check=True)
     # The Prometheus files of the plan, for review (metrics are on in every example).
     want += ["monitoring/prometheus.yml", f"monitoring/rules/{expected.profile}.yml"]
     want += [f"monitoring/targets/{expected.profile}.{role}.json" for role in ("prefill", "decode", "mixed", "router")]
@@ -249,6 +254,20 @@ def test_playbook_syntax() -> None:
     ansible("ansible-playbook", "-i", "inventories/example", "--syntax-check", *playbooks)
 
 
+@pytest.mark.parametrize("inventory, groups", [("mixed_a2", {"mixed"}), ("example", {"prefill", "decode", "router"})])
+def test_plays_match_only_groups_the_inventory_has(inventory: str, groups: set) -> None:
+    """No play names a group the inventory lacks: no "Could not match supplied host pattern" warning, on a
+    PD-mixed inventory (no prefill, decode, router) as on a PD one (no mixed); the plays still reach every host."""
+    hosts = json.loads(ansible("ansible-inventory", "-i", f"inventories/{inventory}", "--list").stdout)
+    want = {h for g in groups for h in hosts[g]["hosts"]}
+    for name in ("deploy", "preflight", "status", "doctor", "stop", "restart", "collect"):
+        proc = ansible("ansible-playbook", "-i", f"inventories/{inventory}", f"playbooks/{name}.yml", "--list-hosts")
+        out = proc.stdout + proc.stderr
+        assert "Could not match" not in out and "WARNING" not in out, (name, out[-2000:])
+        listed = {line.strip() for line in proc.stdout.splitlines() if line.startswith("      ")}
+        assert want <= listed, (name, want - listed)
+
+
 def test_every_role_documents_its_arguments() -> None:
     for role in (ROOT / "roles").iterdir():
         spec = yaml.safe_load((role / "meta" / "argument_specs.yml").read_text())
@@ -260,14 +279,33 @@ def test_collection_builds(tmp_path: Path) -> None:
     assert list(tmp_path.glob("ascend-sglang-*.tar.gz"))
 
 
-def test_readme_lists_every_profile_with_its_playbook() -> None:
+def test_readme_and_the_profile_guide_list_every_profile_with_its_playbook() -> None:
     readme = (ROOT / "README.md").read_text()
+    guide = (ROOT / "docs/docsite/rst/profiles.rst").read_text()
     for path in (ROOT / "profiles").glob("[!_]*.yml"):
         pid = path.stem
         assert (ROOT / "playbooks" / f"{pid}.yml").exists(), pid
         if not yaml.safe_load(path.read_text()).get("alias_of"):
             assert f"| `{pid}` |" in readme, pid
+            assert f"   * - ``{pid}``\n" in guide, pid
     assert shutil.which("bash")
+
+
+def test_readme_quick_start_inventories_plan(tmp_path: Path) -> None:
+    """README's two example inventories are complete: ascend.sglang.plan accepts each as it is, by FQCN from another
+    directory, with nothing else set, and prints its hosts."""
+    blocks = (ROOT / "README.md").read_text().split("```yaml\n")[1:]
+    inventories = [block.split("```", 1)[0] for block in blocks]
+    assert len(inventories) == 2
+    for index, text in enumerate(inventories):
+        inventory = tmp_path / f"inventory{index}"
+        inventory.mkdir()
+        (inventory / "hosts.yml").write_text(text)
+        proc = ansible("ansible-playbook", "-i", str(inventory), "ascend.sglang.plan", cwd=tmp_path)
+        hosts = yaml.safe_load(text)["all"]["children"]
+        for group in hosts.values():
+            for host in group["hosts"]:
+                assert f"| {host} " in proc.stdout, (index, host)
 
 
 @pytest.mark.parametrize("module", sorted(p.stem for p in (ROOT / "plugins" / "modules").glob("*.py")))
@@ -278,8 +316,9 @@ def test_module_documentation_renders(module: str) -> None:
     assert doc["doc"]["short_description"] and doc["examples"] and doc["return"] is not None
 
 
-def test_readme_lists_every_failure_signature() -> None:
-    readme = (ROOT / "README.md").read_text()
+def test_the_deploying_guide_lists_every_failure_signature() -> None:
+    # The list-table's rows, with RST's line wrapping undone.
+    guide = " ".join((ROOT / "docs/docsite/rst/deploying.rst").read_text().split())
     rows = yaml.safe_load((ROOT / "profiles" / "_failure_signatures.yml").read_text())["signatures"]
     for row in rows:
-        assert f"| `{row['id']}` | {row['severity']} | {row['cause']} |" in readme, row["id"]
+        assert f"* - ``{row['id']}`` - {row['severity']} - {row['cause']} - " in guide, row["id"]
