@@ -1,52 +1,96 @@
-"""Rollout wall time on the pd_separation Molecule layout (prints figures, asserts nothing).
+"""Rollout cost on Molecule-built hosts (prints figures, asserts nothing).
 
-Usage: MOLECULE_CMD=rollout scripts/molecule.sh pd_separation [-- --delay T]
-(creates and prepares the scenario's five containers, runs this script, destroys them; it needs the environment
-scripts/molecule.sh sets up). It deploys playbooks/deepseek_r1_pd32.yml with the scenario inventory and the
-test overlay, exactly as the scenario's converge does, and prints the wall time of
+Two layouts, each through scripts/molecule.sh, which sets up the images, the wheelhouse and the venv it needs:
+  MOLECULE_CMD=rollout scripts/molecule.sh pd_separation [SGLANG_ROLLOUT_ARGS="--delay T"]
+      the pd_separation scenario's five containers (deepseek_r1_pd32: 2 prefill hosts, a 2-node decode instance,
+      a router host), created and prepared by Molecule, measured, destroyed;
+  MOLECULE_CMD=rollout SGLANG_ROLLOUT_ARGS="--fleet 5,10,20" scripts/molecule.sh fleet
+      for each N, a fresh fleet of N containers made here from the Molecule host image: N - 1 PD-mixed A2 hosts
+      (qwen3_32b_a2_8c_mixed_6k_1k5_18ms, one replica each) and one router host, prepared with the scenarios'
+      prepare playbook, measured, removed (also when a run fails or the benchmark is interrupted). Memory: each
+      host holds a systemd, a stand-in server (about 40 MB) or the real router, a watchdog; 20 hosts use about
+      2 GB besides the controller's ansible-playbook (its peak is printed).
+Each layout deploys its playbook with its inventory and the scenarios' test overlay, as a converge does, and
+prints for
   1. a first deploy (stand-in start-up delay 1 s, packages installed from the offline wheelhouse),
   2. a no-op re-run,
   3. a --check --diff run,
   4. a change that restarts every server: their start-up delay becomes T s (an environment change of every
-     prefill and decode service), so that run cannot take less than T; overhead = wall - T. The watchdogs'
-     start-up grace is set above T in every run, as a fleet sets it above its servers' start-up time.
-Each line also gives the number of tasks the run went through and the PLAY RECAP's changed count.
+     server), so that run cannot take less than T; overhead = wall - T. The watchdogs' start-up grace is set
+     above T in every run, as a fleet sets it above its servers' start-up time,
+the wall time, the tasks the run went through, the PLAY RECAP's changed count, the controller's CPU seconds
+(user + sys of ansible-playbook and every process it started, from wait4) and its peak memory (the summed RSS
+of ansible-playbook's process group, sampled every 0.2 s); the fleet mode adds each figure's ratio to the
+first N. Each run is bounded (--timeout, default 1800 s).
 With --profile N, each run is followed by its N slowest tasks (ansible.posix.profile_tasks, which the Molecule
 venv's ansible package brings): where a rollout spends the time that is not the servers' start-up.
 With --log-dir DIR, each run's ansible-playbook output is kept there (run-1.log ... run-4.log).
-With --fabric N, after the first deploy: N no-op re-runs with the fabric, NPU health and weights checks off
-(sglang_preflight_checks, what preflight did before them) alternating with N with their defaults, then the
-minimum and median of each and what the checks add.
+With --fabric N (pd_separation), after the first deploy: N no-op re-runs with the fabric, NPU health and weights
+checks off (sglang_preflight_checks, what preflight did before them) alternating with N with their defaults,
+then the minimum and median of each and what the checks add.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import re
 import shutil
+import signal
+import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-SCENARIO = ROOT / "extensions" / "molecule" / "pd_separation"
+MOLECULE = ROOT / "extensions" / "molecule"
+SCENARIO = MOLECULE / "pd_separation"
 # The environment Molecule gives converge (ANSIBLE_PIPELINING among it).
-CONVERGE_ENV = yaml.safe_load((SCENARIO.parent / "config.yml").read_text(encoding="utf-8"))["ansible"]["env"]
-ROUTER = {"args": {"--mini-lb": None, "--prometheus-host": "127.0.0.1", "--prometheus-port": 29100}}
+CONVERGE_ENV = yaml.safe_load((MOLECULE / "config.yml").read_text(encoding="utf-8"))["ansible"]["env"]
+FLEET_PROFILE = "qwen3_32b_a2_8c_mixed_6k_1k5_18ms"
+FLEET_NETWORK = "sgf-fleet-net"
+PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
-def overlay(path: Path, delay: float, grace: int) -> Path:
+@dataclass(frozen=True)
+class Layout:
+    """What a series of runs deploys: inventory, playbook, the server roles whose start-up is delayed and the
+    overrides every run keeps (the scenario inventory's own sglang_overrides, which -e replaces)."""
+
+    inventory: Path
+    playbook: Path
+    roles: tuple[str, ...]
+    keep: dict
+
+
+PD32 = Layout(SCENARIO / "inventory", ROOT / "playbooks" / "deepseek_r1_pd32.yml", ("prefill", "decode"),
+              yaml.safe_load((SCENARIO / "inventory" / "group_vars" / "all.yml").read_text(encoding="utf-8"))
+              ["sglang_overrides"])
+
+
+@dataclass
+class Run:
+    wall: float
+    tasks: int
+    changed: int
+    cpu: float
+    peak_mb: float
+    slowest: list
+
+
+def overlay(path: Path, layout: Layout, delay: float, grace: int) -> Path:
     env = {"env": {"SGLANG_STANDIN_STARTUP_DELAY": str(delay)}}
+    overrides = dict(layout.keep, **{role: env for role in layout.roles})
     # The watchdogs' start-up grace covers the slowest start-up, as sglang_watchdog_startup_grace must in a
     # fleet (default 900 s): the scenario's 4 s would have them restart instances still starting (T > 4 s).
-    path.write_text(yaml.safe_dump({"sglang_overrides": {"router": ROUTER, "prefill": env, "decode": env},
-                                    "sglang_watchdog_startup_grace": grace}), encoding="utf-8")
+    path.write_text(yaml.safe_dump({"sglang_overrides": overrides, "sglang_watchdog_startup_grace": grace}),
+                    encoding="utf-8")
     return path
 
 
@@ -56,25 +100,163 @@ def slowest(stdout: str) -> list[str]:
     return [m.group(1).strip() + f"  {m.group(2)} s" for m in re.finditer(r"^(.+?) -{2,} (\d+\.\d+)s$", summary, re.M)]
 
 
-def deploy(extra: Path, *flags: str, profile: int = 0, log: Path | None = None) -> tuple[float, int, int, list[str]]:
-    """Wall seconds, tasks run, changed count of the PLAY RECAP (summed over hosts), slowest tasks (--profile)."""
-    argv = [shutil.which("ansible-playbook") or "ansible-playbook", "-i", str(SCENARIO / "inventory"),
-            str(ROOT / "playbooks" / "deepseek_r1_pd32.yml"), "-e", f"@{SCENARIO.parent / 'shared' / 'vars' / 'overlay.yml'}",
-            "-e", f"@{extra}", *flags]
+def group_rss(pgid: int) -> int:
+    """Summed resident memory (bytes) of the processes of a process group."""
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+            if int(fields[2]) == pgid:  # fields after "(comm)": state, ppid, pgrp, ...
+                total += int((stat.parent / "statm").read_text().split()[1]) * PAGE
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
+
+
+def run_playbook(argv: list[str], env: dict, timeout: float, log: Path | None) -> tuple[int, str, float, float, float]:
+    """Runs argv in a process group of its own, bounded by timeout: returncode, output, wall s, CPU s of the
+    process and its children (wait4), peak summed RSS (MB) of its group (sampled)."""
+    out = tempfile.TemporaryFile(mode="w+", encoding="utf-8")
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    peak, done = [0], threading.Event()
+
+    def sample() -> None:
+        while not done.wait(0.2):
+            peak[0] = max(peak[0], group_rss(proc.pid))
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    timer = threading.Timer(timeout, lambda: os.killpg(proc.pid, signal.SIGKILL))
+    timer.start()
+    try:
+        _pid, status, usage = os.wait4(proc.pid, 0)
+    finally:
+        timer.cancel()
+        done.set()
+        sampler.join()
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    out.seek(0)
+    text = out.read()
+    out.close()
+    if log is not None:
+        log.write_text(text, encoding="utf-8")
+    return proc.returncode, text, wall, usage.ru_utime + usage.ru_stime, peak[0] / 2**20
+
+
+def deploy(layout: Layout, extra: Path, *flags: str, profile: int = 0, log: Path | None = None,
+           timeout: float = 1800) -> Run:
+    """One ansible-playbook run of the layout; exits the benchmark when it fails."""
+    argv = [shutil.which("ansible-playbook") or "ansible-playbook", "-i", str(layout.inventory),
+            str(layout.playbook), "-e", f"@{MOLECULE / 'shared' / 'vars' / 'overlay.yml'}", "-e", f"@{extra}", *flags]
     env = dict(os.environ, **CONVERGE_ENV, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
     if profile:
         env.update(ANSIBLE_CALLBACKS_ENABLED="ansible.posix.profile_tasks",
                    PROFILE_TASKS_TASK_OUTPUT_LIMIT=str(profile), PROFILE_TASKS_SORT_ORDER="descending")
-    start = time.perf_counter()
-    proc = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
-    wall = time.perf_counter() - start
-    if log is not None:
-        log.write_text(proc.stdout, encoding="utf-8")
-    if proc.returncode != 0:
-        sys.exit(f"{' '.join(argv)} failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-2000:]}")
-    tasks = proc.stdout.count("\nTASK [")
-    changed = sum(int(m) for m in re.findall(r"^\S+\s+: ok=\d+\s+changed=(\d+)", proc.stdout, re.M))
-    return wall, tasks, changed, slowest(proc.stdout) if profile else []
+    rc, stdout, wall, cpu, peak = run_playbook(argv, env, timeout, log)
+    if rc != 0:
+        raise SystemExit(f"{' '.join(argv)} failed ({rc}):\n{stdout[-4000:]}")
+    tasks = stdout.count("\nTASK [")
+    changed = sum(int(m) for m in re.findall(r"^\S+\s+: ok=\d+\s+changed=(\d+)", stdout, re.M))
+    return Run(wall, tasks, changed, cpu, peak, slowest(stdout) if profile else [])
+
+
+HEADER = f"{'run':<44} {'wall s':>7} {'overhead s':>11} {'tasks':>6} {'changed':>8} {'CPU s':>7} {'peak MB':>8}"
+
+
+def row(label: str, run: Run, delay: float | None) -> str:
+    overhead = f"{run.wall - delay:>11.1f}" if delay is not None else f"{'':>11}"
+    return (f"{label:<44} {run.wall:>7.1f} {overhead} {run.tasks:>6} {run.changed:>8} {run.cpu:>7.1f} "
+            f"{run.peak_mb:>8.0f}")
+
+
+def series(layout: Layout, tmp: Path, delay: float, profile: int, log_dir: Path | None,
+           timeout: float, prefix: str = "") -> list[tuple[str, Run, float | None]]:
+    """The four runs of a layout, printed as they end."""
+    grace = int(2 * delay) + 30  # the same in every run: only the servers' environment changes
+    quick = overlay(tmp / "quick.yml", layout, 1, grace)
+    slow = overlay(tmp / "slow.yml", layout, delay, grace)
+    rows = []
+    for n, (label, extra, flags, wait) in enumerate((
+            ("first deploy", quick, (), None),
+            ("no-op re-run", quick, (), None),
+            ("--check --diff (no change)", quick, ("--check", "--diff"), None),
+            (f"restart every server, start-up T = {delay:g} s", slow, (), delay)), 1):
+        log = log_dir / f"{prefix}run-{n}.log" if log_dir else None
+        run = deploy(layout, extra, *flags, profile=profile, log=log, timeout=timeout)
+        print(row(label, run, wait), flush=True)
+        for line in run.slowest:
+            print(f"    {line}", flush=True)
+        rows.append((label, run, wait))
+    return rows
+
+
+# ------------------------------------------------------------------------------------------------ the fleet
+def fleet_names(size: int) -> tuple[list[str], str]:
+    return [f"sgf-{size}-mixed-{i}" for i in range(size - 1)], f"sgf-{size}-router-0"
+
+
+def podman(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    return subprocess.run(["podman", *args], capture_output=True, text=True, check=check, timeout=300)
+
+
+def fleet_up(size: int, tmp: Path, timeout: float) -> Layout:
+    """N fresh containers booted with systemd from the Molecule host image, as the scenarios' platforms are
+    (extensions/molecule/config.yml), an inventory for them, and the scenarios' prepare playbook run on them."""
+    image = os.environ["SGLANG_MOLECULE_HOST_IMAGE"]
+    mixed, router = fleet_names(size)
+    if podman("network", "exists", FLEET_NETWORK, check=False).returncode != 0:
+        podman("network", "create", FLEET_NETWORK)
+    for name in mixed + [router]:
+        podman("run", "-d", "--name", name, "--hostname", name, "--network", FLEET_NETWORK, "--systemd", "always",
+               "--ulimit", "nofile=4096:4096", "--ulimit", "nproc=4096:4096", "--security-opt", "unmask=/proc/sys",
+               image, "/sbin/init")
+    inventory = tmp / f"fleet-{size}"
+    (inventory / "group_vars").mkdir(parents=True)
+    (inventory / "hosts.yml").write_text(yaml.safe_dump({"all": {
+        "vars": {"ansible_connection": "containers.podman.podman", "ansible_python_interpreter": "/usr/bin/python3",
+                 "standin_npu_shape": "a2"},
+        "children": {"mixed": {"hosts": {h: {} for h in mixed}}, "router": {"hosts": {router: {}}}}}}),
+        encoding="utf-8")
+    (inventory / "group_vars" / "all.yml").write_text(yaml.safe_dump({
+        "sglang_model_path": "/data/models/Qwen3-32B-W8A8", "sglang_draft_model_path": "/data/models/Qwen3-32B-Eagle3"}),
+        encoding="utf-8")
+    env = dict(os.environ, **CONVERGE_ENV, ANSIBLE_NOCOLOR="1")
+    rc, out, *_unused = run_playbook([shutil.which("ansible-playbook") or "ansible-playbook", "-i", str(inventory),
+                                      str(MOLECULE / "shared" / "prepare.yml")], env, timeout, None)
+    if rc != 0:
+        raise SystemExit(f"preparing the {size}-host fleet failed ({rc}):\n{out[-4000:]}")
+    return Layout(inventory, ROOT / "playbooks" / f"{FLEET_PROFILE}.yml", ("mixed",), {})
+
+
+def fleet_down(size: int) -> None:
+    mixed, router = fleet_names(size)
+    podman("rm", "-f", "-t", "0", "--ignore", *mixed, router, check=False)
+
+
+def fleet(sizes: list[int], delay: float, profile: int, log_dir: Path | None, timeout: float) -> None:
+    """The four runs on fresh fleets of each size, then every figure as a ratio to the first size."""
+    results: dict[int, list[tuple[str, Run, float | None]]] = {}
+    for size in sizes:
+        with tempfile.TemporaryDirectory() as tmp:
+            fleet_down(size)  # leftovers of an interrupted benchmark
+            try:
+                layout = fleet_up(size, Path(tmp), timeout)
+                print(f"\n{size} hosts ({size - 1} PD-mixed replicas of {FLEET_PROFILE}, 1 router)\n{HEADER}",
+                      flush=True)
+                results[size] = series(layout, Path(tmp), delay, profile, log_dir, timeout, prefix=f"fleet-{size}-")
+            finally:
+                fleet_down(size)
+    base = sizes[0]
+    print(f"\nratio to {base} hosts: wall (overhead for the restart) / CPU / peak memory")
+    for index, (label, _run, wait) in enumerate(results[base]):
+        cells = []
+        for size in sizes[1:]:
+            run, ref = results[size][index][1], results[base][index][1]
+            spent = (run.wall - wait) / (ref.wall - wait) if wait is not None else run.wall / ref.wall
+            cells.append(f"{size} hosts: {spent:.2f} / {run.cpu / ref.cpu:.2f} / {run.peak_mb / ref.peak_mb:.2f}")
+        print(f"{label:<44} " + "; ".join(cells), flush=True)
 
 
 def main() -> None:
@@ -84,47 +266,42 @@ def main() -> None:
     parser.add_argument("--log-dir", type=Path, help="write each run's ansible-playbook output to run-<n>.log there")
     parser.add_argument("--fabric", type=int, default=0, metavar="N",
                         help="N no-op re-runs with the fabric/weights checks off and N with them on, alternating")
+    parser.add_argument("--fleet", metavar="N,N,...",
+                        help="fleet sizes (hosts, at least 2 each): fresh PD-mixed fleets made here, e.g. 5,10,20")
+    parser.add_argument("--timeout", type=float, default=1800, help="bound of each ansible-playbook run (s)")
     args = parser.parse_args()
     if not os.environ.get("SGLANG_MOLECULE_WHEELHOUSE"):
-        sys.exit("run through scripts/molecule.sh (MOLECULE_CMD=rollout): it creates the containers and the wheelhouse")
+        sys.exit("run through scripts/molecule.sh (MOLECULE_CMD=rollout): it prepares the images and the wheelhouse")
+    if args.log_dir:
+        args.log_dir.mkdir(parents=True, exist_ok=True)
+    if args.fleet:
+        sizes = [int(n) for n in args.fleet.split(",")]
+        if any(n < 2 for n in sizes):
+            sys.exit("--fleet: every size needs at least 2 hosts (a replica and the router)")
+        fleet(sizes, args.delay, args.profile, args.log_dir, args.timeout)
+        return
     with tempfile.TemporaryDirectory() as tmp:
-        grace = int(2 * args.delay) + 30  # the same in every run: only the servers' environment changes
-        quick = overlay(Path(tmp) / "quick.yml", 1, grace)
-        slow = overlay(Path(tmp) / "slow.yml", args.delay, grace)
-        print(f"{'run':<44} {'wall s':>7} {'overhead s':>11} {'tasks':>6} {'changed':>8}", flush=True)
-        if args.log_dir:
-            args.log_dir.mkdir(parents=True, exist_ok=True)
+        print(HEADER, flush=True)
         if args.fabric:
-            fabric_cost(quick, Path(tmp) / "checks-off.yml", args.fabric, args.profile)
+            fabric_cost(Path(tmp), args.fabric, args.profile)
             return
-        for n, (label, extra, flags, delay) in enumerate((
-                ("first deploy", quick, (), None),
-                ("no-op re-run", quick, (), None),
-                ("--check --diff (no change)", quick, ("--check", "--diff"), None),
-                (f"restart every server, start-up T = {args.delay:g} s", slow, (), args.delay)), 1):
-            log = args.log_dir / f"run-{n}.log" if args.log_dir else None
-            wall, tasks, changed, top = deploy(extra, *flags, profile=args.profile, log=log)
-            overhead = f"{wall - delay:>11.1f}" if delay is not None else f"{'':>11}"
-            print(f"{label:<44} {wall:>7.1f} {overhead} {tasks:>6} {changed:>8}", flush=True)
-            for line in top:
-                print(f"    {line}", flush=True)
+        series(PD32, Path(tmp), args.delay, args.profile, args.log_dir, args.timeout)
 
 
-def fabric_cost(quick: Path, off: Path, rounds: int, profile: int = 0) -> None:
+def fabric_cost(tmp: Path, rounds: int, profile: int = 0) -> None:
     """No-op re-runs without and with the fabric, NPU health and weights checks, alternating (the machine's load
     falls on both alike). With profile N, the last round's runs each print their N slowest tasks."""
+    quick, off = overlay(tmp / "quick.yml", PD32, 1, 30), tmp / "checks-off.yml"
     checks = ("npu_link", "npu_net_health", "npu_ip", "npu_tls", "npu_ping", "npu_health", "weights")
     off.write_text(yaml.safe_dump({"sglang_preflight_checks": {c: "off" for c in checks}}), encoding="utf-8")
-    wall, tasks, changed, _unused = deploy(quick)
-    print(f"{'first deploy':<44} {wall:>7.1f} {'':>11} {tasks:>6} {changed:>8}", flush=True)
+    print(row("first deploy", deploy(PD32, quick), None), flush=True)
     runs: dict[str, list[float]] = {"off": [], "on": []}
     for round_ in range(rounds):
         for label, flags in (("off", ("-e", f"@{off}")), ("on", ())):
-            wall, tasks, changed, top = deploy(quick, *flags, profile=profile if round_ == rounds - 1 else 0)
-            runs[label].append(wall)
-            print(f"{'no-op re-run, fabric checks ' + label:<44} {wall:>7.1f} {'':>11} {tasks:>6} {changed:>8}",
-                  flush=True)
-            for line in top:
+            run = deploy(PD32, quick, *flags, profile=profile if round_ == rounds - 1 else 0)
+            runs[label].append(run.wall)
+            print(row("no-op re-run, fabric checks " + label, run, None), flush=True)
+            for line in run.slowest:
                 print(f"    {line}", flush=True)
     for label, walls in runs.items():
         print(f"fabric checks {label}: min {min(walls):.1f} s, median {statistics.median(walls):.1f} s")

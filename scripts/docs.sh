@@ -37,7 +37,7 @@ done
 # The venv: made from .venv's interpreter, with .venv's ansible-core release (2.21 on Python >= 3.12, 2.19 on 3.11).
 core=$(.venv/bin/python -c 'import ansible; print(ansible.__version__)')
 pins="$DOCS_PINS ansible-core==$core"
-# shellcheck source=scripts/pinned_venv.sh
+# shellcheck source=/dev/null  # scripts/pinned_venv.sh
 . "$ROOT/scripts/pinned_venv.sh"
 pinned_venv "$VENV" "$pins" "$(.venv/bin/python -c 'import sys; print(sys._base_executable)')"
 # antsibull-docs runs ansible and ansible-doc from PATH: the venv's, on the checkout as ascend.sglang.

@@ -53,7 +53,7 @@ pick_python() {
   log "no Python >= 3.12 found (ansible-core 2.21 needs it)"; exit 2
 }
 
-# shellcheck source=scripts/pinned_venv.sh
+# shellcheck source=/dev/null  # scripts/pinned_venv.sh
 . "$ROOT/scripts/pinned_venv.sh"
 # venv DIR PINS [PYTHON]: a venv holding exactly PINS; PYTHON: its interpreter (default: a Python >= 3.12).
 venv() {

@@ -8,6 +8,7 @@
 #   scripts/molecule.sh pd_mixed        # only the named scenario(s)
 #   MOLECULE_CMD=converge scripts/molecule.sh pd_separation   # another molecule command
 #   MOLECULE_CMD=rollout scripts/molecule.sh pd_separation    # bench/rollout.py on fresh containers (figures)
+#   MOLECULE_CMD=rollout scripts/molecule.sh fleet            # bench/rollout.py --fleet 5,10,20 (SGLANG_ROLLOUT_ARGS)
 #   scripts/molecule.sh --setup         # only the preparation (packages, images, venv, wheelhouse), no scenario
 # Ends with "N passed, M failed" (scenarios); exits non-zero when one failed.
 set -euo pipefail
@@ -82,7 +83,7 @@ pick_python() {
   log "no Python >= 3.12 found (ansible-core 2.21 needs it)"; exit 2
 }
 PINS="ansible-core==2.21.5 ansible==14.5.0 molecule==26.10.0 molecule-plugins[podman]==26.10.12 ansible-compat==26.10.0"
-# shellcheck source=scripts/pinned_venv.sh
+# shellcheck source=/dev/null  # scripts/pinned_venv.sh
 . "$ROOT/scripts/pinned_venv.sh"
 if [ -x "$VENV/bin/python" ]; then python=$VENV/bin/python; else python=$(pick_python); fi
 pinned_venv "$VENV" "$PINS" "$python" || exit 2
@@ -260,7 +261,7 @@ run_scenario() {
   [ "${LANES_SIDE_BY_SIDE:-0}" = 0 ] || { out=$LANE_LOGS/$1.log; : >"$out"; }
   # to_out CMD...: CMD's output (stdout and stderr) where this scenario's goes.
   to_out() { if [ -n "$out" ]; then "$@" >>"$out" 2>&1; else "$@"; fi; }
-  if [ "$cmd" = test ] || [ "$cmd" = rollout ]; then
+  if { [ "$cmd" = test ] || [ "$cmd" = rollout ]; } && [ -f "extensions/molecule/$s/molecule.yml" ]; then
     # Leftovers of an interrupted run (same container names) would make create fail. Only this scenario's
     # containers are removed: the other lane's keep running.
     names=$("$VENV/bin/python" -c 'import sys, yaml; print(" ".join(p["name"] for p in yaml.safe_load(open(sys.argv[1]))["platforms"]))' \
@@ -271,15 +272,19 @@ run_scenario() {
   log "scenario $s: molecule $cmd"
   if [ "$cmd" = rollout ]; then
     # Fresh containers (create runs prepare), the rollout figures, then the containers go.
-    if [ "$s" != pd_separation ]; then
-      log "rollout: bench/rollout.py measures the pd_separation layout only"; rc=2
+    if [ "$s" = fleet ]; then
+      # Fleets of several sizes, made and removed by bench/rollout.py itself (no Molecule scenario).
+      # shellcheck disable=SC2086
+      to_out "$VENV/bin/python" bench/rollout.py ${SGLANG_ROLLOUT_ARGS:---fleet 5,10,20} || rc=$?
+    elif [ "$s" != pd_separation ]; then
+      log "rollout: bench/rollout.py measures the pd_separation layout and fleets (fleet) only"; rc=2
     elif to_out molecule create -s "$s"; then
       # shellcheck disable=SC2086  # options of bench/rollout.py, e.g. "--delay 30"
       to_out "$VENV/bin/python" bench/rollout.py ${SGLANG_ROLLOUT_ARGS:-} || rc=$?
     else
       rc=1
     fi
-    molecule destroy -s "$s" >/dev/null 2>&1 || true
+    [ "$s" = fleet ] || molecule destroy -s "$s" >/dev/null 2>&1 || true
   else
     to_out molecule "$cmd" -s "$s" || rc=$?
   fi
