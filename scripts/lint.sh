@@ -142,7 +142,7 @@ gate_sanity() {
 # ansible-test (run from its 3.12 venv) drives this interpreter as a target only; it installs
 # pytest and PyYAML into it (--requirements) and puts only ansible.module_utils and the collection loader on
 # its path, so a host-side test that needed controller code from ansible would fail here.
-# python311 [SUFFIX]: one venv per ansible-core release (its ansible-test installs its own constraints);
+# python311 [SUFFIX]: one venv per ansible-core release (its ansible-test installs its own constraints).
 # The 2.19 venv is made from that interpreter too (a venv made with a venv's python uses the base Python).
 python311() {
   local dir=$TOOLS/units-python3.11${1:-}
@@ -202,8 +202,9 @@ gate_units() {
     [ "$core" = 2.21 ] || units_run "$core" "$venv" 3.11 "$venv/bin/python" tests/unit/ "${not_host[@]}"
   done
   # Files the roles copy to the hosts and run there (the instance watchdog): ansible-test counts every test
-  # outside plugins/modules and plugins/module_utils as controller code (3.12 above), so pytest runs them on
-  # the 3.11 venv as well (pytest installed there by the host-side run above). They import no ansible code.
+  # outside plugins/modules and plugins/module_utils as controller code (run above with ansible on the path), so
+  # pytest runs them on the 3.11 venv as well, which has no ansible (pytest installed there by the host-side run
+  # above): they import no ansible code.
   if [ -d tests/unit/roles ]; then
     log "pytest tests/unit/roles on Python 3.11 (files the roles run on the hosts)"
     col=$(collection_copy)
@@ -223,11 +224,11 @@ gate_render() {
             -p "$out/collections" "$out"/build/ascend-sglang-*.tar.gz >>"$out/build.log" 2>&1; then
     cat "$out/build.log" >&2; echo "render galaxy.yml (build or install failed)" >> "$work/findings"; return
   fi
+  tar -tzf "$out"/build/ascend-sglang-*.tar.gz > "$out/members"
   # Nothing of the development tree may ship.
-  tar -tzf "$out"/build/ascend-sglang-*.tar.gz | grep -E '^(tests|scripts|bench|extensions|changelogs/fragments)/|^ansible\.cfg$|^\.' \
+  grep -E '^(tests|scripts|bench|extensions|changelogs/fragments)/|^ansible\.cfg$|^\.' "$out/members" \
     | sed 's/^/render /' | tee -a "$work/findings" | sed 's/^render /shipped: /' >&2
   # The README that ships is a Galaxy user's: every file it links to ships too.
-  tar -tzf "$out"/build/ascend-sglang-*.tar.gz > "$out/members"
   grep -oE '\]\([^)#:]+\)' README.md | sed 's/^](//; s/)$//' | sort -u | while read -r target; do
     grep -qxF "$target" "$out/members" \
       || { echo "render README.md (links to $target, which the tarball lacks)" >> "$work/findings"

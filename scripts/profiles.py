@@ -19,7 +19,7 @@ import conftest  # noqa: E402,F401  (puts the collection on sys.path)  # pylint:
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _packing  # noqa: E402
 from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import (  # noqa: E402
-    FROM_INVENTORY, NODE_DEVICES, PLACEHOLDER, Profile, _read_yaml, available_profiles, load_profile, profiles_dir,
+    FROM_INVENTORY, NODE_DEVICES, Profile, _read_yaml, available_profiles, load_profile, profiles_dir,
 )
 from ansible_collections.ascend.sglang.plugins.plugin_utils._releases import load_release_tables  # noqa: E402
 
@@ -83,13 +83,10 @@ def releases(p: Profile) -> str:
 
 
 def needs(p: Profile) -> list[str]:
-    """The inventory variables a profile's flags and environment read (sglang_model_path, sglang_draft_model_path...)."""
-    found = set()
-    for spec in p.roles.values():
-        for value in list(spec.args.values()) + list(spec.env.values()):
-            for item in value if isinstance(value, list) else [value]:
-                found.update(PLACEHOLDER.findall(str(item)))
-    return [var for key, var in FROM_INVENTORY.items() if key in found]
+    """The inventory variables a profile's flags and environment read (sglang_model_path, sglang_draft_model_path...):
+    the ones the planner requires."""
+    used = set().union(*(spec.placeholders() for spec in p.roles.values()))
+    return [var for key, var in FROM_INVENTORY.items() if key in used]
 
 
 def readme_table() -> str:
@@ -192,8 +189,9 @@ def tables() -> dict[Path, tuple[str, str, str]]:
             DOCS / "inventory.rst": (PACKING_BEGIN, PACKING_END, rst(packing_table()))}
 
 
-def with_tables(path: Path) -> str:
-    begin, end, body = tables()[path]
+def with_table(path: Path, spec: tuple[str, str, str]) -> str:
+    """The file's text with its generated table (spec: begin marker, end marker, table) written in."""
+    begin, end, body = spec
     return _between(path.read_text(encoding="utf-8"), begin, end, body)
 
 
@@ -204,13 +202,13 @@ def main(argv: list[str]) -> int:
     elif cmd == "playbooks":
         for path, text in playbooks().items():
             path.write_text(text, encoding="utf-8")
-        for path in tables():
-            path.write_text(with_tables(path), encoding="utf-8")
+        for path, spec in tables().items():
+            path.write_text(with_table(path, spec), encoding="utf-8")
     elif cmd == "check":
         stale = [str(p.relative_to(ROOT)) for p, t in playbooks().items()
                  if not p.exists() or p.read_text(encoding="utf-8") != t]
-        stale += [f"{p.relative_to(ROOT)} (generated table)" for p in tables()
-                  if p.read_text(encoding="utf-8") != with_tables(p)]
+        stale += [f"{p.relative_to(ROOT)} (generated table)" for p, spec in tables().items()
+                  if p.read_text(encoding="utf-8") != with_table(p, spec)]
         if stale:
             print("stale: " + ", ".join(stale) + " (run scripts/profiles.py playbooks)")
             return 1

@@ -27,8 +27,12 @@ pick_python() {
   exit 1
 }
 
-too_old() {
-  echo "setup: $1 is Python $2; ascend.sglang needs ansible-core 2.19 or newer, which needs Python 3.11 or newer on" \
+# require_311 PY: stops unless PY is Python 3.11 or newer, saying what to install.
+require_311() {
+  local version
+  version=$("$1" -c 'import sys; print("%d.%d" % sys.version_info[:2])') || { echo "setup: $1 does not run" >&2; exit 1; }
+  "$1" -c 'import sys; sys.exit(sys.version_info < (3, 11))' && return
+  echo "setup: $1 is Python $version; ascend.sglang needs ansible-core 2.19 or newer, which needs Python 3.11 or newer on" \
        "the controller. Install one (Debian 12: apt-get install python3 python3-venv; RHEL 9: dnf install python3.11;" \
        "Ubuntu 22.04: apt-get install python3.11-venv), then rerun with SGLANG_PYTHON=/path/to/python3.11" \
        "(remove .venv first if it was made with the old Python)." >&2
@@ -37,13 +41,11 @@ too_old() {
 
 if [ ! -x .venv/bin/python ]; then
   py=$(pick_python)
-  version=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])') || { echo "setup: $py does not run" >&2; exit 1; }
-  "$py" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || too_old "$py" "$version"
-  echo "setup: creating .venv with $py (Python $version)"
+  require_311 "$py"   # before a venv is made from it
+  echo "setup: creating .venv with $py ($("$py" --version))"
   "$py" -m venv .venv || { echo "setup: $py -m venv failed (Debian: apt-get install python3-venv)" >&2; exit 1; }
 fi
-version=$(.venv/bin/python -c 'import sys; print("%d.%d" % sys.version_info[:2])')
-.venv/bin/python -c 'import sys; sys.exit(sys.version_info < (3, 11))' || too_old .venv/bin/python "$version"
+require_311 .venv/bin/python   # a .venv an older setup.sh made
 if .venv/bin/python -c 'import sys; sys.exit(sys.version_info < (3, 12))'; then core=$NEWEST_CORE; else core=$OLDEST_CORE; fi
 # prometheus_client: the real Prometheus text parser the stand-in's /metrics is checked with (tests/unit/standins).
 # A venv whose ansible-core predates 2.19 (made by an older setup.sh) is brought to the tested release.
