@@ -20,8 +20,10 @@ prints for
      above T in every run, as a fleet sets it above its servers' start-up time,
 the wall time, the tasks the run went through, the PLAY RECAP's changed count, the controller's CPU seconds
 (user + sys of ansible-playbook and every process it started, from wait4) and its peak memory (the summed RSS
-of ansible-playbook's process group, sampled every 0.2 s); the fleet mode adds each figure's ratio to the
-first N. Each run is bounded (--timeout, default 1800 s).
+of ansible-playbook's process group, sampled every 0.2 s), and the CPU seconds the hosts' containers used
+meanwhile (their cgroups; on this machine the hosts share the controller's cores, so the wall time holds their
+work as well); the fleet mode adds each figure's ratio to the first N. Each run is bounded (--timeout, default
+1800 s).
 With --profile N, each run is followed by its N slowest tasks (ansible.posix.profile_tasks, which the Molecule
 venv's ansible package brings): where a rollout spends the time that is not the servers' start-up.
 With --log-dir DIR, each run's ansible-playbook output is kept there (run-1.log ... run-4.log).
@@ -67,11 +69,15 @@ class Layout:
     playbook: Path
     roles: tuple[str, ...]
     keep: dict
+    # The hosts' containers, whose CPU time each run is measured in as well.
+    containers: tuple[str, ...] = ()
 
 
 PD32 = Layout(SCENARIO / "inventory", ROOT / "playbooks" / "deepseek_r1_pd32.yml", ("prefill", "decode"),
               yaml.safe_load((SCENARIO / "inventory" / "group_vars" / "all.yml").read_text(encoding="utf-8"))
-              ["sglang_overrides"])
+              ["sglang_overrides"],
+              tuple(p["name"] for p in yaml.safe_load((SCENARIO / "molecule.yml").read_text(encoding="utf-8"))
+                    ["platforms"]))
 
 
 @dataclass
@@ -82,6 +88,7 @@ class Run:
     cpu: float
     peak_mb: float
     slowest: list
+    hosts_cpu: float | None = None
 
 
 def overlay(path: Path, layout: Layout, delay: float, grace: int) -> Path:
@@ -98,6 +105,28 @@ def slowest(stdout: str) -> list[str]:
     """profile_tasks' summary lines ("<play> : <task> ---- 1.23s"), slowest first, as it prints them."""
     summary = stdout.rpartition("\nPLAY RECAP")[2]
     return [m.group(1).strip() + f"  {m.group(2)} s" for m in re.finditer(r"^(.+?) -{2,} (\d+\.\d+)s$", summary, re.M)]
+
+
+def containers_cpu(names: tuple[str, ...]) -> float | None:
+    """CPU seconds the containers have used so far, all their processes together (their cgroups: v2 cpu.stat, or
+    v1 cpuacct.usage); None when one cannot be read. Here the hosts share the controller's cores: the run's wall
+    time holds their work too, which a real fleet does on each host, in parallel."""
+    total = 0.0
+    for name in names:
+        done = podman("inspect", "--format", "{{.State.CgroupPath}}", name, check=False)
+        path = done.stdout.strip()
+        if done.returncode != 0 or not path:
+            return None
+        try:
+            v2 = Path("/sys/fs/cgroup" + path) / "cpu.stat"
+            if v2.exists():
+                usage = dict(line.split() for line in v2.read_text().splitlines())
+                total += int(usage["usage_usec"]) / 1e6
+            else:
+                total += int((Path("/sys/fs/cgroup/cpuacct" + path) / "cpuacct.usage").read_text()) / 1e9
+        except (OSError, ValueError, KeyError):
+            return None
+    return total
 
 
 def group_rss(pgid: int) -> int:
@@ -154,21 +183,26 @@ def deploy(layout: Layout, extra: Path, *flags: str, profile: int = 0, log: Path
     if profile:
         env.update(ANSIBLE_CALLBACKS_ENABLED="ansible.posix.profile_tasks",
                    PROFILE_TASKS_TASK_OUTPUT_LIMIT=str(profile), PROFILE_TASKS_SORT_ORDER="descending")
+    before = containers_cpu(layout.containers)
     rc, stdout, wall, cpu, peak = run_playbook(argv, env, timeout, log)
+    after = containers_cpu(layout.containers)
     if rc != 0:
         raise SystemExit(f"{' '.join(argv)} failed ({rc}):\n{stdout[-4000:]}")
     tasks = stdout.count("\nTASK [")
     changed = sum(int(m) for m in re.findall(r"^\S+\s+: ok=\d+\s+changed=(\d+)", stdout, re.M))
-    return Run(wall, tasks, changed, cpu, peak, slowest(stdout) if profile else [])
+    hosts = after - before if before is not None and after is not None else None
+    return Run(wall, tasks, changed, cpu, peak, slowest(stdout) if profile else [], hosts)
 
 
-HEADER = f"{'run':<44} {'wall s':>7} {'overhead s':>11} {'tasks':>6} {'changed':>8} {'CPU s':>7} {'peak MB':>8}"
+HEADER = (f"{'run':<44} {'wall s':>7} {'overhead s':>11} {'tasks':>6} {'changed':>8} {'CPU s':>7} {'peak MB':>8} "
+          f"{'hosts CPU s':>12}")
 
 
 def row(label: str, run: Run, delay: float | None) -> str:
     overhead = f"{run.wall - delay:>11.1f}" if delay is not None else f"{'':>11}"
+    hosts = f"{run.hosts_cpu:>12.1f}" if run.hosts_cpu is not None else f"{'-':>12}"
     return (f"{label:<44} {run.wall:>7.1f} {overhead} {run.tasks:>6} {run.changed:>8} {run.cpu:>7.1f} "
-            f"{run.peak_mb:>8.0f}")
+            f"{run.peak_mb:>8.0f} {hosts}")
 
 
 def series(layout: Layout, tmp: Path, delay: float, profile: int, log_dir: Path | None,
@@ -227,7 +261,7 @@ def fleet_up(size: int, tmp: Path, timeout: float) -> Layout:
                                       str(MOLECULE / "shared" / "prepare.yml")], env, timeout, None)
     if rc != 0:
         raise SystemExit(f"preparing the {size}-host fleet failed ({rc}):\n{out[-4000:]}")
-    return Layout(inventory, ROOT / "playbooks" / f"{FLEET_PROFILE}.yml", ("mixed",), {})
+    return Layout(inventory, ROOT / "playbooks" / f"{FLEET_PROFILE}.yml", ("mixed",), {}, tuple(mixed + [router]))
 
 
 def fleet_down(size: int) -> None:

@@ -13,7 +13,7 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils._planner import PLAN
 
 PASSED = ("mode", "min_driver_version", "min_cann_version", "min_hbm_free_ratio", "npu_smi", "driver_info",
           "toolkit_info", "probe_timeout", "runtime_timeout", "installed_by_roles", "stack_policy", "hccn_tool",
-          "pings")
+          "pings", "cpu_sysfs_dir")
 
 
 class ActionModule(ActionBase):

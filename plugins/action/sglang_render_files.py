@@ -19,7 +19,7 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils._host_files import D
 from ansible_collections.ascend.sglang.plugins.module_utils._atomic_files import place_all
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _monitoring
 from ansible_collections.ascend.sglang.plugins.plugin_utils._rollout import (
-    RESTART_ALL, decide, file_changes, host_facts, host_queries, stale_watchdogs)
+    decide, file_changes, host_facts, host_queries, restart_reason, stale_watchdogs)
 
 _ROLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "roles", "sglang_service")
 # A host's render directory: no path separator, no leading dot or dash.
@@ -33,7 +33,8 @@ _OVERRIDES = {"trim_blocks": True, "lstrip_blocks": False, "newline_sequence": "
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("plan", "host", "render_dir", "roles", "kinds", "settings", "secrets", "restart_all"))
+    _VALID_ARGS = frozenset(("plan", "host", "render_dir", "roles", "kinds", "settings", "secrets", "restart_all",
+                             "record_start", "record_path", "cann_env"))
 
     def _source(self, kind: str, name: str) -> str:
         key = (kind, name)
@@ -96,10 +97,19 @@ class ActionModule(ActionBase):
                                secrets=args.get("secrets") or {})
         except ValueError as exc:
             raise AnsibleActionFail(str(exc)) from None
+        if boolean(args.get("cann_env") or False, strict=False):
+            # The host's cann_env.sh first (a server host's only), in the same call as the services that source it.
+            specs = host_files(host_plan, settings, kinds=("cann_env",), profile=profile, check=False) + specs
         for spec in specs:
-            if spec.kind == "secrets" and not spec.variables["sglang_tpl_secrets"]:
-                raise AnsibleActionFail(f"{spec.service}: the plan gives secret flags but secrets has no values for "
-                                        f"its role {spec.variables['sglang_tpl_service'].get('role')}")
+            if spec.kind != "secrets":
+                continue
+            svc = spec.variables["sglang_tpl_service"]
+            missing = [flag for flag in svc.get("secret_flags") or [] if flag not in spec.variables["sglang_tpl_secrets"]]
+            if missing:
+                raise AnsibleActionFail(
+                    f"{spec.service}: the plan gives {', '.join(svc['secret_flags'])} from sglang_secrets."
+                    f"{svc.get('role')}, but this host does not see {', '.join(missing)} (define sglang_secrets for "
+                    "the server hosts too, e.g. in group_vars/all)")
         cfg = dict(DEFAULT_SETTINGS, **settings)
         paths = [os.path.join(str(cfg[spec.dir]), spec.name) for spec in specs]
         directories = []
@@ -119,11 +129,15 @@ class ActionModule(ActionBase):
         queries = host_queries(host_plan.get("services") or [],
                                [{"kind": spec.kind, "service": spec.service} for spec in specs],
                                str(cfg["systemd_dir"]))
-        placed = self._execute_module(
-            module_name="ascend.sglang.sglang_place_files",
-            module_args={"directories": [{"path": d, "mode": "0755"} for d in directories], "files": files,
-                         "probe": list(queries["probe"]), "running": queries["running"]},
-            task_vars=task_vars)
+        module_args = {"directories": [{"path": d, "mode": "0755"} for d in directories], "files": files,
+                       "probe": list(queries["probe"]), "running": queries["running"]}
+        if args.get("record_start") not in (None, ""):
+            # deploy.yml: this deploy's start, the default window of a later collection, in the same call.
+            module_args.update(record_start=args["record_start"], record_profile=profile)
+            if args.get("record_path"):
+                module_args["record_path"] = args["record_path"]
+        placed = self._execute_module(module_name="ascend.sglang.sglang_place_files", module_args=module_args,
+                                      task_vars=task_vars)
         placed.pop("invocation", None)
         if placed.get("failed"):
             result.update(failed=True, msg=placed.get("msg", "placing the files failed"))
@@ -132,7 +146,8 @@ class ActionModule(ActionBase):
         result["stale_watchdogs"] = stale_watchdogs(queries["probe"], placed.get("present") or [])
         # Per service, why it is due of its own, and the restarts pending on the host (plugin_utils/_rollout.py).
         result.update(host_facts(result["files"], queries["services"], placed.get("running") or {},
-                                 RESTART_ALL if boolean(args.get("restart_all") or False, strict=False) else None))
+                                 restart_reason(boolean(args.get("restart_all") or False, strict=False),
+                                                result["files"], queries["services"])))
         # This host's own decision (the role widens it to every rank of an instance due on any host:
         # filter ascend.sglang.sglang_rollout).
         result.update(decide({host: result}, plan.get("instances"))[host])

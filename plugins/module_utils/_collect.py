@@ -11,15 +11,11 @@ its server_args, --api-key included, at start-up). The ``.secrets`` files are ne
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import time
 from typing import Any, Callable, Mapping, Sequence
 
 REDACTED = "<redacted>"
-# The record collect.yml's window starts from when no `since` is given: written at each deploy's start.
-DEPLOY_RECORD = "/var/lib/sglang/last-deploy.json"
 # Environment names whose values are secrets (HF_TOKEN, AWS_SECRET_ACCESS_KEY, SGLANG_API_KEY, a password, ...).
 SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|PRIVATE)", re.IGNORECASE)
 _URL_CREDENTIALS = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)[^/@\s:]+:[^/@\s]+@")
@@ -85,28 +81,6 @@ def tail_bytes(text: str, limit: int) -> "tuple[str, bool]":
     data = data[-limit:]
     cut = data.find(b"\n")
     return data[cut + 1:].decode("utf-8", "replace") if cut >= 0 else data.decode("utf-8", "replace"), True
-
-
-def read_since(record_path: str, fallback: str) -> "tuple[str, str]":
-    """The window's start from the last deploy's record (an epoch for journalctl), else fallback; and where
-    it came from."""
-    try:
-        with open(record_path, encoding="utf-8") as handle:
-            started = float(json.load(handle)["started_epoch"])
-        return f"@{int(started)}", f"the last deploy's start ({record_path})"
-    except (OSError, ValueError, KeyError, TypeError):
-        return fallback, f"no deploy record at {record_path}: {fallback}"
-
-
-def write_record(path: str, started_epoch: float, profile: str) -> None:
-    """The deploy's start, for a later collect.yml (written atomically; readable by root only)."""
-    os.makedirs(os.path.dirname(path), mode=0o755, exist_ok=True)
-    tmp = f"{path}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump({"started_epoch": started_epoch, "profile": profile,
-                   "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started_epoch))}, handle)
-    os.replace(tmp, path)
 
 
 class Bundle:

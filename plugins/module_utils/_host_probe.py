@@ -99,6 +99,20 @@ def observe_topo(npu_smi: str = "npu-smi", timeout: float = 30) -> dict[str, Any
     return {"npus": {str(n): format_cpu_list(cpus) for n, cpus in sorted(npus.items())}, "error": error}
 
 
+def observe_governors(sysfs_dir: str) -> dict[str, str]:
+    """Each CPU's frequency governor, scaling_governor path -> value (what ascend.sglang.host_tuning would read
+    next; a CPU without cpufreq, a VM's, has none). Read here, in the preflight's call, it costs the deployment
+    no round trip of its own."""
+    out: dict[str, str] = {}
+    for path in sorted(glob.glob(os.path.join(sysfs_dir, "cpu[0-9]*", "cpufreq", "scaling_governor"))):
+        try:
+            with open(path, encoding="ascii", errors="replace") as handle:
+                out[path] = handle.read().strip()
+        except OSError:
+            continue
+    return out
+
+
 def observe_online_cpus(path: str = "/sys/devices/system/cpu/online") -> str | None:
     """The host's online CPUs as a CPU list (what a unit may be pinned to)."""
     try:
@@ -392,9 +406,13 @@ def observe_weights(req: Mapping[str, Any] | None, check_mode: bool) -> dict[str
 
 def observe(req: Mapping[str, Any], npu_smi: str = "npu-smi", driver_info: str = DRIVER_INFO,
             toolkit_info: list[str] | tuple[str, ...] = TOOLKIT_INFO, probe_timeout: float = 3.0,
-            runtime_timeout: float = 60.0, hccn_tool: str | None = None, check_mode: bool = False) -> dict[str, Any]:
-    """Everything ``_preflight.check_host`` reads, for the requirements of one host plan."""
+            runtime_timeout: float = 60.0, hccn_tool: str | None = None, check_mode: bool = False,
+            cpu_sysfs_dir: str | None = None) -> dict[str, Any]:
+    """Everything ``_preflight.check_host`` reads, for the requirements of one host plan; with cpu_sysfs_dir, also
+    every CPU's governor (``governors``, for host tuning)."""
     observed: dict[str, Any] = {}
+    if cpu_sysfs_dir:
+        observed["governors"] = observe_governors(cpu_sysfs_dir)
 
     def tool_run(argv: list[str]) -> tuple[int, str, str]:
         return run(argv, timeout=max(runtime_timeout, 10.0))

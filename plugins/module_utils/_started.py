@@ -27,9 +27,11 @@ import hashlib
 import re
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from ansible_collections.ascend.sglang.plugins.module_utils._units import ENABLED
+
 RUN_DIR = "/run/sglang"
 # What the judgement reads of each unit (systemctl show).
-PROPERTIES = "LoadState,ActiveState,SubState,InvocationID,NeedDaemonReload,FragmentPath"
+PROPERTIES = "LoadState,ActiveState,SubState,InvocationID,NeedDaemonReload,FragmentPath,UnitFileState"
 # A unit in one of these states runs what it started from; any other state starts again from the files on disk.
 RUNNING = frozenset({"active", "reloading"})
 _LINE = re.compile(r"([0-9a-f]{64}|-) [ *](/.*)")
@@ -145,10 +147,12 @@ def check_units(units: Sequence[str], run_command: Callable[[list[str]], tuple[i
     for unit in units:
         if unit not in props:
             out[unit] = {"unit": unit, "running": False, "pending": False, "reason": None, "files": [],
-                         "unknown": error[:200], "need_daemon_reload": False}
+                         "unknown": error[:200], "need_daemon_reload": False, "enabled": False}
             continue
         got = judge(unit, props[unit], read_record(unit), digest)
         got["need_daemon_reload"] = props[unit].get("NeedDaemonReload") == "yes"
+        # Enabled as sglang_units judges it: a deployment leaves a running, enabled unit alone.
+        got["enabled"] = props[unit].get("UnitFileState") in ENABLED
         out[unit] = got
     return out
 

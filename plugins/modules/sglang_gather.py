@@ -111,8 +111,8 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.ascend.sglang.plugins.module_utils._collect import (
-    DEPLOY_RECORD, SINCE, collect, read_since, write_record)
+from ansible_collections.ascend.sglang.plugins.module_utils._collect import SINCE, collect
+from ansible_collections.ascend.sglang.plugins.module_utils._deploy_record import DEPLOY_RECORD, read_since, write_record
 from ansible_collections.ascend.sglang.plugins.module_utils._host_probe import run, which
 
 

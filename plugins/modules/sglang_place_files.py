@@ -78,6 +78,20 @@ options:
     type: list
     elements: str
     default: []
+  record_start:
+    description:
+      - Also record a deploy's start (seconds since the epoch) in C(/var/lib/sglang/last-deploy.json), root only, the
+        default start of a later collection's journal window (playbook C(ascend.sglang.collect)).
+      - Bookkeeping, as a log line is - not a change, not written in check mode. Saves the deployment a round trip.
+    type: float
+  record_profile:
+    description: Profile name written with O(record_start).
+    type: str
+    default: ""
+  record_path:
+    description: Where O(record_start) is written (collection's C(sglang_gather) reads it there).
+    type: path
+    default: /var/lib/sglang/last-deploy.json
 extends_documentation_fragment:
   - ascend.sglang.attributes.host
 attributes:
@@ -156,6 +170,7 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.ascend.sglang.plugins.module_utils._atomic_files import place_all
+from ansible_collections.ascend.sglang.plugins.module_utils._deploy_record import DEPLOY_RECORD, write_record
 from ansible_collections.ascend.sglang.plugins.module_utils._started import check_units
 from ansible_collections.ascend.sglang.plugins.module_utils._units import bad_names
 
@@ -179,12 +194,20 @@ def main() -> None:
                 "mutually_exclusive": [["content", "secret_content"]]},
             "probe": {"type": "list", "elements": "path", "default": []},
             "running": {"type": "list", "elements": "str", "default": []},
+            "record_start": {"type": "float"},
+            "record_profile": {"type": "str", "default": ""},
+            "record_path": {"type": "path", "default": DEPLOY_RECORD},
         },
         supports_check_mode=True,
     )
     bad = bad_names([{"unit": unit} for unit in module.params["running"]])
     if bad:
         module.fail_json(msg=f"running: not a unit name ending in .service: {', '.join(bad)}")
+    if module.params["record_start"] is not None and not module.check_mode:
+        try:
+            write_record(module.params["record_path"], module.params["record_start"], module.params["record_profile"])
+        except OSError as exc:
+            module.fail_json(msg=f"cannot record the deploy's start in {module.params['record_path']}: {exc}")
     try:
         directories = [{"path": d["path"], "mode": int(d["mode"], 8)} for d in module.params["directories"]]
         files = []

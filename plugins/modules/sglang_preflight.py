@@ -119,6 +119,11 @@ options:
     type: list
     elements: dict
     default: []
+  cpu_sysfs_dir:
+    description:
+      - Also read every CPU's frequency governor under this sysfs CPU directory (C(observed.governors), path ->
+        value), read-only. The deployment's host tuning then writes those that differ without reading them again.
+    type: path
   installed_by_roles:
     description:
       - Packages (C(sglang), C(sglang-router)) the deployment's roles install before they start the services
@@ -215,6 +220,7 @@ def main() -> None:
             "preflight": {"type": "dict"},
             "hccn_tool": {"type": "path", "default": HCCN_TOOL},
             "pings": {"type": "list", "elements": "dict", "default": []},
+            "cpu_sysfs_dir": {"type": "path"},
         },
         supports_check_mode=True,
     )
@@ -232,7 +238,8 @@ def main() -> None:
     req = requirements(host_plan, ctx)
     observed = observe(req, npu_smi=p["npu_smi"], driver_info=p["driver_info"], toolkit_info=p["toolkit_info"],
                        probe_timeout=p["probe_timeout"], runtime_timeout=p["runtime_timeout"],
-                       hccn_tool=p["hccn_tool"], check_mode=module.check_mode)
+                       hccn_tool=p["hccn_tool"], check_mode=module.check_mode,
+                       cpu_sysfs_dir=p["cpu_sysfs_dir"] if p["mode"] == "preflight" else None)
     findings = check_host(hostname, host_plan, observed, ctx)
     module.exit_json(changed=False, findings=[f.as_dict() for f in findings], status=STATUS_WORDS[worst(findings)],
                      observed=observed, requirements=req)

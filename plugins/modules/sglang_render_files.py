@@ -65,6 +65,23 @@ options:
       only those whose files changed.
     type: bool
     default: false
+  cann_env:
+    description:
+      - Deployment - also write the host's C(cann_env.sh) (a host running a server only), first, in the same call.
+        When it changes, every selected service that sources it (a server on the host runtime) is due for a restart
+        (reason C(cann_env.sh changed)).
+    type: bool
+    default: false
+  record_start:
+    description:
+      - Deployment - also record this deploy's start (seconds since the epoch) on the host, in the call that places
+        its files (O(ascend.sglang.sglang_place_files#module:record_start)), the default start of a later
+        collection's journal window. Not a change; not written in check mode.
+    type: float
+  record_path:
+    description: Where O(record_start) is written (unset - C(/var/lib/sglang/last-deploy.json), where collections
+      read it).
+    type: path
 extends_documentation_fragment:
   - ascend.sglang.attributes.controller
   - ascend.sglang.attributes.diff
@@ -127,8 +144,9 @@ restart:
   type: list
   elements: str
 start:
-  description: Units to start in order, services then watchdogs - C(unit), C(restart) (restart rather than start),
-    C(new_unit) (its unit changed, so in check mode systemd cannot know it yet).
+  description: Units with something to do, in order, services then watchdogs - C(unit), C(restart) (restart rather
+    than start), C(new_unit) (its unit changed, so in check mode systemd cannot know it yet). A unit that runs, is
+    enabled and is not restarted is left out.
   returned: deployment
   type: list
   elements: dict

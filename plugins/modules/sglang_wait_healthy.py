@@ -13,9 +13,9 @@ description:
     changes nothing. A service with a health URL is healthy when it answers HTTP 200 (a router's C(ready_url),
     its C(/readiness), when O(readiness) is true); one without (node ranks > 0 of a multi-node instance serve no
     HTTP) when C(systemctl is-active) says its unit is active.
-  - Never fails because a service is not healthy. It returns those that were not in RV(unhealthy), with the last
-    status of each in RV(services), so that the caller reports them all together (the role
-    ascend.sglang.sglang_service then reads their journal).
+  - Returns the services that were not healthy in RV(unhealthy), with the last status of each in RV(services), so
+    that the caller reports them all together (the role ascend.sglang.sglang_service then reads their journal).
+    It fails then only with O(fail_unhealthy), the result still holding them.
   - Requests never go through a proxy from the environment (cluster-internal addresses).
 version_added: 0.4.0
 options:
@@ -41,6 +41,11 @@ options:
     description: Seconds to wait for one HTTP answer.
     type: int
     default: 10
+  fail_unhealthy:
+    description: Fail when a service was not healthy within the bound (RV(unhealthy) and RV(services) are returned
+      all the same), so that a caller needs no task of its own to stop.
+    type: bool
+    default: false
 extends_documentation_fragment:
   - ascend.sglang.attributes.host
 author:
@@ -95,6 +100,7 @@ def main():
             "retries": {"type": "int", "default": 180},
             "delay": {"type": "float", "default": 10},
             "timeout": {"type": "int", "default": 10},
+            "fail_unhealthy": {"type": "bool", "default": False},
         },
         supports_check_mode=True,
     )
@@ -130,9 +136,11 @@ def main():
         if all(row["healthy"] for row in result.values()) or attempt == p["retries"] - 1:
             break
         time.sleep(p["delay"])
-    module.exit_json(changed=False, services=result,
-                     unhealthy=[name for name, row in result.items() if not row["healthy"]],
-                     waited_s=round(time.monotonic() - start, 1))
+    unhealthy = [name for name, row in result.items() if not row["healthy"]]
+    if unhealthy and p["fail_unhealthy"]:
+        module.fail_json(msg=f"Not healthy in time: {', '.join(unhealthy)}", changed=False, services=result,
+                         unhealthy=unhealthy, waited_s=round(time.monotonic() - start, 1))
+    module.exit_json(changed=False, services=result, unhealthy=unhealthy, waited_s=round(time.monotonic() - start, 1))
 
 
 if __name__ == "__main__":

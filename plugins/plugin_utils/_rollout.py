@@ -24,21 +24,37 @@ import posixpath
 from typing import Any, Iterable, Mapping, Sequence
 
 from ansible_collections.ascend.sglang.plugins.module_utils._started import pending_rows
-from ansible_collections.ascend.sglang.plugins.plugin_utils._host_files import SERVICE_KINDS, WATCHDOG_KINDS
+from ansible_collections.ascend.sglang.plugins.plugin_utils._host_files import (
+    SERVICE_KINDS, WATCHDOG_KINDS, sources_cann_env)
 from ansible_collections.ascend.sglang.plugins.plugin_utils._watchdog import unit_name
 
 # The reason every service of a host is due (the renderer's restart_all).
 RESTART_ALL = "cann_env.sh or the installed packages changed"
+# The reason every service that sources cann_env.sh is due when the same call changed it.
+CANN_ENV_CHANGED = "cann_env.sh changed"
+
+
+def restart_reason(restart_all: bool, files: Sequence[Mapping[str, Any]],
+                   services: Sequence[Mapping[str, Any]]) -> str | None:
+    """Why every service of the call is due, if so: the caller says so (restart_all: cann_env.sh written by an
+    earlier task, or packages installed), or this call changed cann_env.sh and its services source it (a
+    server's on the host runtime; not a router's, not a container's). files: the placed files ({kind, changed});
+    services: the call's services."""
+    if restart_all:
+        return RESTART_ALL
+    changed = any(row["changed"] for row in files if row["kind"] == "cann_env")
+    return CANN_ENV_CHANGED if changed and any(sources_cann_env(dict(svc)) for svc in services) else None
 
 
 def service_facts(name: str, instance_key: str, *, due: list[str], running: bool, unit_changed: bool,
-                  new_unit: bool, watchdog: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """One service as the renderer reports it. due: the reasons it is due of its own; running: its unit runs;
-    unit_changed / new_unit: its unit file changed / was not there before this run; watchdog: None, or its
-    watchdog's {unit, due, unit_changed, new_unit}."""
+                  new_unit: bool, watchdog: Mapping[str, Any] | None = None, enabled: bool = False) -> dict[str, Any]:
+    """One service as the renderer reports it. due: the reasons it is due of its own; running / enabled: its unit
+    runs / is enabled (False when not known: the unit is then started and enabled, which changes nothing where it
+    already is); unit_changed / new_unit: its unit file changed / was not there before this run; watchdog: None,
+    or its watchdog's {unit, due, unit_changed, new_unit, running, enabled}."""
     return {"name": name, "unit": name + ".service", "instance_key": instance_key, "due": list(due),
-            "running": bool(running), "unit_changed": bool(unit_changed), "new_unit": bool(new_unit),
-            "watchdog": dict(watchdog) if watchdog else None}
+            "running": bool(running), "enabled": bool(enabled), "unit_changed": bool(unit_changed),
+            "new_unit": bool(new_unit), "watchdog": dict(watchdog) if watchdog else None}
 
 
 def host_queries(services: Sequence[Mapping[str, Any]], files: Iterable[Mapping[str, Any]],
@@ -129,10 +145,11 @@ def host_facts(files: Sequence[Mapping[str, Any]], services: Sequence[Mapping[st
             if wd_state.get("pending"):
                 wd_due.append(_pending_text(wd_state))
             watchdog = {"unit": wd_unit, "due": wd_due, "unit_changed": name in changed_watchdogs,
-                        "new_unit": name in new_watchdogs}
+                        "new_unit": name in new_watchdogs, "running": bool(wd_state.get("running")),
+                        "enabled": bool(wd_state.get("enabled"))}
         facts.append(service_facts(name, str(svc.get("instance_key") or name), due=due,
                                    running=bool(state.get("running")), unit_changed=name in changed_units,
-                                   new_unit=name in new_units, watchdog=watchdog))
+                                   new_unit=name in new_units, watchdog=watchdog, enabled=bool(state.get("enabled"))))
     reload = changes["daemon_reload"] or any(state.get("need_daemon_reload") for state in running.values())
     return {"services": facts, "pending": pending_rows(list(running.values())), "daemon_reload": reload}
 
@@ -173,11 +190,21 @@ def due_instances(hosts: Mapping[str, Mapping[str, Any]],
     return due
 
 
+def _busy(unit: Mapping[str, Any], restart: bool) -> bool:
+    """A unit has something to do unless it runs, is enabled and is not restarted."""
+    return restart or not (unit.get("running") and unit.get("enabled"))
+
+
+def _start(unit: Mapping[str, Any], restart: bool) -> dict[str, Any]:
+    return {"unit": unit["unit"], "restart": restart, "new_unit": unit["unit_changed"]}
+
+
 def decide(hosts: Mapping[str, Mapping[str, Any]],
            instances: Sequence[Mapping[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
-    """Per host: restart (service names), why (name -> reason), start (the units to start, services first, then
-    their watchdogs: {unit, restart, new_unit}), pause_watchdogs (watchdog units stopped on every host before any
-    service restarts), stop_services (units stopped on every host before any starts again) and daemon_reload.
+    """Per host: restart (service names), why (name -> reason), start (the units with something to do, services
+    first, then their watchdogs: {unit, restart, new_unit}; a unit that runs, is enabled and is not restarted is
+    left out, so a host with nothing to do makes no call), pause_watchdogs (watchdog units stopped on every host
+    before any service restarts), stop_services (units stopped on every host before any starts again) and daemon_reload.
 
     hosts: host -> the renderer's report ({services: [service_facts...], daemon_reload}); hosts without services
     (or without a report) get nothing to do. instances: the plan's instances (sglang_plan.instances), which ranks
@@ -196,10 +223,11 @@ def decide(hosts: Mapping[str, Mapping[str, Any]],
         out[str(host)] = {
             "restart": [svc["name"] for svc in restart],
             "why": why,
-            "start": ([{"unit": svc["unit"], "restart": svc["name"] in restart_names, "new_unit": svc["unit_changed"]}
-                       for svc in services]
-                      + [{"unit": svc["watchdog"]["unit"], "restart": bool(svc["watchdog"]["due"]),
-                          "new_unit": svc["watchdog"]["unit_changed"]} for svc in watchdogs]),
+            "start": ([_start(svc, svc["name"] in restart_names) for svc in services
+                       if _busy(svc, svc["name"] in restart_names)]
+                      # A watchdog paused below (its service restarts) is started again whatever it was doing.
+                      + [_start(svc["watchdog"], bool(svc["watchdog"]["due"])) for svc in watchdogs
+                         if _busy(svc["watchdog"], bool(svc["watchdog"]["due"]) or svc["name"] in restart_names)]),
             # Watchdogs of services about to restart: stopped on every host before any host restarts a service,
             # started again after them (a running one would see rank 0 restart first and restart its own rank,
             # possibly after that rank had joined the new rank 0).

@@ -30,15 +30,20 @@ OTHER = dict(SERVICE, name="sglang-decode-i1-r0", instance=1, instance_key="deco
              env={"HCCL_BUFFSIZE": "600"})
 
 
-def run(tmp: Path, services: list, *flags: str, settings: dict | None = None) -> tuple[dict, str]:
-    plan = {"profile": "p", "hosts": {"h": {"services": services}}}
+def run(tmp: Path, services: list, *flags: str, settings: dict | None = None,
+        record_start: float | None = None, secrets: dict | None = None, ok: bool = True,
+        cann: dict | None = None) -> tuple[dict, str]:
+    plan = {"profile": "p", "hosts": {"h": {"services": services, **({"cann": cann} if cann is not None else {})}}}
     out = tmp / "result.json"
     book = [{"hosts": "h", "gather_facts": False, "connection": "local",
              "vars": {"ansible_python_interpreter": sys.executable}, "tasks": [
                  {"name": "files", "ascend.sglang.sglang_render_files": {
-                     "plan": plan, "roles": ["decode"], "secrets": {"decode": {"--api-key": "api-key-value"}},
+                     "plan": plan, "roles": ["decode"], "secrets": {"decode": {"--api-key": "api-key-value"}} if secrets is None else secrets,
                      "settings": {"etc_dir": str(tmp / "etc"), "libexec_dir": str(tmp / "libexec"),
-                                  "systemd_dir": str(tmp / "systemd"), **(settings or {})}},
+                                  "systemd_dir": str(tmp / "systemd"), **(settings or {})},
+                     **({"record_start": record_start, "record_path": str(tmp / "state" / "last-deploy.json")}
+                        if record_start is not None else {}),
+                     **({"cann_env": True} if cann is not None else {})},
                   "register": "r"},
                  {"name": "keep", "delegate_to": "localhost", "ansible.builtin.copy": {
                      "content": "{{ r | to_json }}", "dest": str(out), "mode": "0600"}, "check_mode": False,
@@ -47,8 +52,8 @@ def run(tmp: Path, services: list, *flags: str, settings: dict | None = None) ->
     env = dict(os.environ, ANSIBLE_NOCOLOR="1")
     proc = subprocess.run([str(BIN / "ansible-playbook"), "-i", "h,", str(tmp / "play.yml"), "-v", *flags], cwd=ROOT,
                           env=env, capture_output=True, text=True, timeout=300, check=False)
-    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
-    return json.loads(out.read_text()), proc.stdout + proc.stderr
+    assert (proc.returncode == 0) == ok, (proc.stdout + proc.stderr)[-3000:]
+    return (json.loads(out.read_text()) if ok else {}), proc.stdout + proc.stderr
 
 
 def test_deploy_mode_writes_reports_and_restarts_like_the_template_tasks(tmp_path: Path) -> None:
@@ -104,3 +109,39 @@ def test_deploy_mode_writes_reports_and_restarts_like_the_template_tasks(tmp_pat
         off, _unused = run(tmp_path, [SERVICE, changed], *flags, settings={"watchdog_enabled": False})
         assert off["stale_watchdogs"] == [SERVICE["name"]] and off["watched"] == []
         assert (tmp_path / "systemd" / f"sglang-watchdog-{SERVICE['name']}.service").exists()
+
+
+def test_the_deploy_start_is_recorded_in_the_same_call_and_is_no_change(tmp_path: Path) -> None:
+    """deploy.yml records its start (collect.yml's default journal window) in the call that places the files."""
+    record = tmp_path / "state" / "last-deploy.json"
+    run(tmp_path, [SERVICE], "--check", record_start=1764064800.5)
+    assert not record.exists()
+    run(tmp_path, [SERVICE], record_start=1764064800.5)
+    assert json.loads(record.read_text())["started_epoch"] == 1764064800.5
+    assert stat.S_IMODE(record.stat().st_mode) == 0o600
+    again, _text = run(tmp_path, [SERVICE], record_start=1764068400.0)
+    # Files unchanged: nothing changed, although the record holds this run's start.
+    assert not again["changed"] and json.loads(record.read_text())["started_epoch"] == 1764068400.0
+    assert json.loads(record.read_text())["profile"] == "p"
+
+
+@pytest.mark.skipif(not ROOT_USER, reason="secret files are owned by root: the plan gives secret flags as root only")
+def test_a_secret_value_the_host_does_not_see_stops_before_anything_is_written(tmp_path: Path) -> None:
+    _got, text = run(tmp_path, [SERVICE], secrets={"decode": {"--other": "x"}}, ok=False)
+    assert ("sglang-decode-i0-r0: the plan gives --api-key from sglang_secrets.decode, but this host does not see "
+            "--api-key (define sglang_secrets for the server hosts too") in " ".join(text.split())
+    assert not (tmp_path / "etc").exists()
+
+
+def test_cann_env_in_the_same_call_restarts_the_services_that_source_it_when_it_changes(tmp_path: Path) -> None:
+    """deploy.yml writes a server host's cann_env.sh with its service files: one call, and a change of it restarts
+    every instance of the call (its launchers source it)."""
+    cann = {"sources": ["/usr/local/Ascend/ascend-toolkit/set_env.sh"]}
+    first, _text = run(tmp_path, [SERVICE, OTHER], cann=cann)
+    assert (tmp_path / "etc" / "cann_env.sh").read_text().count("ascend-toolkit/set_env.sh") >= 1
+    assert [row["kind"] for row in first["files"]][0] == "cann_env"
+    again, _text = run(tmp_path, [SERVICE, OTHER], cann=cann)
+    assert not again["changed"]
+    moved, _text = run(tmp_path, [SERVICE, OTHER], "--check", cann={"sources": ["/opt/cann/set_env.sh"]})
+    assert moved["changed"] and moved["restart"] == [SERVICE["name"], OTHER["name"]]
+    assert set(moved["why"].values()) == {"cann_env.sh changed"}

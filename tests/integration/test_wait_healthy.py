@@ -1,7 +1,7 @@
 """The sglang_wait_healthy module through real ansible-core, against HTTP servers on loopback: one that answers
 503 for its first requests and then 200 (a server starting up), one that never answers 200, one that hangs
-(accepts and never answers). The module never fails on an unhealthy service: it names them with their last
-status, after at most `retries` polls. Nothing here depends on how fast anything runs: the counts asserted are
+(accepts and never answers). The module names the unhealthy services with their last status, after at most
+`retries` polls, and fails for them only with fail_unhealthy. Nothing here depends on how fast anything runs: the counts asserted are
 the servers' own, and the bound is in polls.
 """
 
@@ -112,6 +112,18 @@ def test_readiness_url_is_polled_where_asked(servers) -> None:
     assert result["unhealthy"] == ["sglang-router-0"] and ready.requests == 2 and health.requests == 0
     result = run_module({"services": [service], "readiness": False, "retries": 2, "delay": 0})
     assert result["unhealthy"] == [] and health.requests == 1
+
+
+def test_fail_unhealthy_fails_naming_them_and_keeps_every_answer(servers) -> None:
+    good, broken = servers(0), servers(None)
+    services = [{"name": "sglang-prefill-0", "health_url": good.url},
+                {"name": "sglang-decode-0", "health_url": broken.url}]
+    result = run_module({"services": services, "retries": 2, "delay": 0, "fail_unhealthy": True})
+    assert result["failed"] and result["msg"] == "Not healthy in time: sglang-decode-0", result
+    assert result["unhealthy"] == ["sglang-decode-0"] and result["services"]["sglang-decode-0"]["status"] == "503"
+    assert result["services"]["sglang-prefill-0"]["healthy"]
+    # Every one healthy: no failure.
+    assert not run_module({"services": services[:1], "retries": 1, "fail_unhealthy": True})["failed"]
 
 
 @pytest.mark.parametrize("name", ["../x", "-a", "a b", ""])

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from ansible_collections.ascend.sglang.plugins.module_utils import _collect
+from ansible_collections.ascend.sglang.plugins.module_utils import _collect, _deploy_record
 
 SECRET = "sk-live-5f0a9c1e77"
 HF = "hf_AbCdEf0123456789"
@@ -130,8 +130,8 @@ def test_since_values_from_an_inventory_are_checked():
 
 def test_deploy_record_round_trip(tmp_path):
     path = str(tmp_path / "sub" / "last-deploy.json")
-    assert _collect.read_since(path, "yesterday")[0] == "yesterday"
-    _collect.write_record(path, 1764064800.7, "deepseek_r1_pd32")
-    since, source = _collect.read_since(path, "yesterday")
+    assert _deploy_record.read_since(path, "yesterday")[0] == "yesterday"
+    _deploy_record.write_record(path, 1764064800.7, "deepseek_r1_pd32")
+    since, source = _deploy_record.read_since(path, "yesterday")
     assert since == "@1764064800" and "last deploy" in source
     assert oct((tmp_path / "sub" / "last-deploy.json").stat().st_mode & 0o777) == "0o600"

@@ -108,8 +108,8 @@ def test_record_path_and_properties() -> None:
 
 
 def test_one_systemctl_call_for_every_unit(tmp_path, files, monkeypatch) -> None:
-    show = ("ActiveState=active\nInvocationID=0a1b\nNeedDaemonReload=no\nLoadState=loaded\n\n"
-            "ActiveState=inactive\nInvocationID=\nNeedDaemonReload=yes\nLoadState=loaded\n")
+    show = ("ActiveState=active\nInvocationID=0a1b\nNeedDaemonReload=no\nLoadState=loaded\nUnitFileState=enabled\n\n"
+            "ActiveState=inactive\nInvocationID=\nNeedDaemonReload=yes\nLoadState=loaded\nUnitFileState=disabled\n")
     calls = []
 
     def run(argv):
@@ -123,12 +123,15 @@ def test_one_systemctl_call_for_every_unit(tmp_path, files, monkeypatch) -> None
     assert not got["a.service"]["pending"] and got["a.service"]["running"]
     # Not running: nothing pending, but systemd must be reloaded before it starts.
     assert not got["b.service"]["pending"] and got["b.service"]["need_daemon_reload"]
+    # Enabled as sglang_units judges it (a deployment leaves a running, enabled unit alone).
+    assert got["a.service"]["enabled"] and not got["b.service"]["enabled"]
     assert pending_rows(got.values()) == []
 
 
 def test_without_systemctl_nothing_is_told_and_nothing_pending() -> None:
     got = check_units(["a.service"], lambda argv: (1, "", "Failed to connect to bus"), "/bin/systemctl")
     assert got["a.service"]["unknown"] == "Failed to connect to bus" and not got["a.service"]["pending"]
+    assert not got["a.service"]["enabled"] and not got["a.service"]["running"]
     assert check_units(["a.service"], lambda argv: (0, "", ""), None)["a.service"]["unknown"] == "systemctl not found"
     assert check_units([], lambda argv: (0, "", ""), "/bin/systemctl") == {}
 

@@ -5,19 +5,20 @@ placed files changed, why each service is due). Pure Python."""
 from __future__ import annotations
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils._rollout import (
-    RESTART_ALL, decide, due_instances, file_changes, host_facts, host_queries, service_facts, stale_watchdogs)
+    CANN_ENV_CHANGED, RESTART_ALL, decide, due_instances, file_changes, host_facts, host_queries, restart_reason,
+    service_facts, stale_watchdogs)
 
 PENDING = "restart pending, it runs other files than its own (files changed since it started: /etc/sglang/x.env)"
 
 
-def svc(name, key, *, due=(), running=True, unit_changed=False, new_unit=False, watchdog=None):
+def svc(name, key, *, due=(), running=True, unit_changed=False, new_unit=False, watchdog=None, enabled=False):
     return service_facts(name, key, due=list(due), running=running, unit_changed=unit_changed, new_unit=new_unit,
-                         watchdog=watchdog)
+                         watchdog=watchdog, enabled=enabled)
 
 
-def wd(name, *, due=(), unit_changed=False, new_unit=False):
+def wd(name, *, due=(), unit_changed=False, new_unit=False, running=False, enabled=False):
     return {"unit": f"sglang-watchdog-{name}.service", "due": list(due), "unit_changed": unit_changed,
-            "new_unit": new_unit}
+            "new_unit": new_unit, "running": running, "enabled": enabled}
 
 
 def fleet(**overrides):
@@ -80,6 +81,40 @@ def test_an_instance_partly_down_restarts_as_a_whole() -> None:
     down = decide(fleet(d0=[svc("sglang-decode-i0-r0", "decode-i0", running=False)],
                         d1=[svc("sglang-decode-i0-r1", "decode-i0", running=False)]))
     assert down["d0"]["restart"] == [] and down["d1"]["restart"] == []
+
+
+def settled(name, key, *, due=(), watched=False, wd_due=()):
+    """A service (and its watchdog) that runs and is enabled."""
+    watchdog = wd(name, due=wd_due, running=True, enabled=True) if watched else None
+    return svc(name, key, due=due, enabled=True, watchdog=watchdog)
+
+
+def test_units_that_run_and_are_enabled_are_left_out_so_a_no_op_makes_no_call() -> None:
+    calm = fleet(p0=[settled("sglang-prefill-i0-r0", "prefill-i0")],
+                 d0=[settled("sglang-decode-i0-r0", "decode-i0", watched=True)],
+                 d1=[settled("sglang-decode-i0-r1", "decode-i0", watched=True)])
+    got = decide(calm)
+    assert got["p0"]["start"] == [] and got["d0"]["start"] == [] and got["d1"]["start"] == []
+    # p1 keeps the default of a report without it (enabled not known): started and enabled, as before.
+    assert [u["unit"] for u in got["p1"]["start"]] == ["sglang-prefill-i1-r0.service"]
+    # Running but disabled (systemctl disable by hand): enabled again; stopped: started again.
+    off = decide(fleet(p0=[svc("sglang-prefill-i0-r0", "prefill-i0", enabled=False)],
+                       p1=[svc("sglang-prefill-i1-r0", "prefill-i1", running=False, enabled=True)]))
+    assert off["p0"]["start"] == [{"unit": "sglang-prefill-i0-r0.service", "restart": False, "new_unit": False}]
+    assert off["p1"]["start"] == [{"unit": "sglang-prefill-i1-r0.service", "restart": False, "new_unit": False}]
+
+
+def test_a_watchdog_paused_for_its_service_is_started_again() -> None:
+    """Running and enabled, the watchdog of a restarting rank is stopped first: it must be started after."""
+    got = decide(fleet(d0=[settled("sglang-decode-i0-r0", "decode-i0", due=["its files changed (env)"], watched=True)],
+                       d1=[settled("sglang-decode-i0-r1", "decode-i0", watched=True)]))
+    for host, rank in (("d0", "r0"), ("d1", "r1")):
+        assert got[host]["pause_watchdogs"] == [f"sglang-watchdog-sglang-decode-i0-{rank}.service"]
+        assert [(u["unit"], u["restart"]) for u in got[host]["start"]] == [
+            (f"sglang-decode-i0-{rank}.service", True), (f"sglang-watchdog-sglang-decode-i0-{rank}.service", False)]
+    # A watchdog due of its own (and running) restarts alone.
+    alone = decide(fleet(d1=[settled("sglang-decode-i0-r1", "decode-i0", watched=True, wd_due=["its files changed"])]))
+    assert [u["unit"] for u in alone["d1"]["start"]] == ["sglang-watchdog-sglang-decode-i0-r1.service"]
 
 
 def test_new_units_are_started_not_stopped_first() -> None:
@@ -158,9 +193,9 @@ def rows(changed=(), new=(), program=False):
                    "new": False}]
 
 
-def state(unit, *, running=True, pending=False, reason=None, files=(), reload=False):
+def state(unit, *, running=True, pending=False, reason=None, files=(), reload=False, enabled=True):
     return {"unit": unit, "running": running, "pending": pending, "reason": reason, "files": list(files),
-            "need_daemon_reload": reload}
+            "need_daemon_reload": reload, "enabled": enabled}
 
 
 def up(*extra):
@@ -213,10 +248,13 @@ def test_nothing_changed_nothing_due() -> None:
     whole = facts(rows())
     got = named(whole)
     assert got[DEC] == service_facts(DEC, "decode-i0", due=[], running=True, unit_changed=False, new_unit=False,
-                                     watchdog={"unit": WD, "due": [], "unit_changed": False, "new_unit": False})
+                                     watchdog={"unit": WD, "due": [], "unit_changed": False, "new_unit": False,
+                                               "running": True, "enabled": True}, enabled=True)
     assert got[PRE]["due"] == [] and got[PRE]["watchdog"] is None
     assert whole["pending"] == [] and whole["daemon_reload"] is False
     assert decide({"h": whole})["h"]["restart"] == []
+    # Everything runs and is enabled: no unit to start, no call.
+    assert decide({"h": whole})["h"]["start"] == []
 
 
 def test_changed_files_are_named_in_the_reason() -> None:
@@ -231,7 +269,8 @@ def test_new_units_are_reported_new() -> None:
     new = {(DEC, "unit"), (DEC, "watchdog_unit")}
     got = named(facts(rows(changed=new, new=new), running={}))
     assert got[DEC]["new_unit"] and got[DEC]["unit_changed"] and not got[DEC]["running"]
-    assert got[DEC]["watchdog"] == {"unit": WD, "due": ["its files changed"], "unit_changed": True, "new_unit": True}
+    assert got[DEC]["watchdog"] == {"unit": WD, "due": ["its files changed"], "unit_changed": True, "new_unit": True,
+                                    "running": False, "enabled": False}
     assert not got[PRE]["new_unit"]
 
 
@@ -283,3 +322,16 @@ def test_daemon_reload_when_systemd_wants_it_and_instance_key_defaults_to_the_na
     assert whole["daemon_reload"] is True
     got = host_facts(rows(), [{"name": PRE}], {}, None)
     assert got["services"][0]["instance_key"] == PRE and got["daemon_reload"] is False
+
+
+def test_a_cann_env_change_of_the_same_call_makes_the_services_that_source_it_due() -> None:
+    cann = [{"kind": "cann_env", "changed": True}, {"kind": "env", "changed": False}]
+    same = [{"kind": "cann_env", "changed": False}]
+    server, router = {"name": "s", "role": "prefill"}, {"name": "r", "role": "router"}
+    container = {"name": "c", "role": "decode", "container": {"image": "x"}}
+    assert restart_reason(False, cann, [server]) == CANN_ENV_CHANGED
+    # A router sources no cann_env.sh, nor does a container (its image brings CANN).
+    assert restart_reason(False, cann, [router]) is None and restart_reason(False, cann, [container]) is None
+    assert restart_reason(False, same, [server]) is None and restart_reason(False, [], [server]) is None
+    # The caller's reason (an earlier cann_env.sh task, installed packages) whatever the call changed.
+    assert restart_reason(True, same, [router]) == RESTART_ALL
