@@ -139,29 +139,9 @@ job_failures:
   elements: str
 """
 
-import json
-import time
-
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.urls import open_url
 
-from ansible_collections.ascend.sglang.plugins.module_utils._router_workers import (
-    find_worker, job_failure, job_settled, worker_body,
-)
-
-
-def _call(module, method, url, body=None):
-    data = json.dumps(body) if body is not None else None
-    try:
-        resp = open_url(url, method=method, data=data, headers={"Content-Type": "application/json"},
-                        timeout=module.params["timeout"], use_proxy=False, validate_certs=False)
-        text = resp.read().decode("utf-8", "replace")
-        return resp.getcode(), (json.loads(text) if text.strip() else {})
-    except Exception as exc:
-        code = getattr(exc, "code", None)
-        if code is None:
-            module.fail_json(msg=f"{method} {url}: no answer from the router ({exc})")
-        return code, {}
+from ansible_collections.ascend.sglang.plugins.module_utils._router_converge import RouterGaveUp, converge, http_call
 
 
 def main():
@@ -186,132 +166,15 @@ def main():
         supports_check_mode=True,
     )
     p = module.params
-    base = p["router_url"].rstrip("/")
-    wanted_absent = p["state"] == "absent"
     wanted = p["workers"] if p["workers"] is not None else [
         {"url": p["url"], "worker_type": p["worker_type"], "bootstrap_port": p["bootstrap_port"]}]
-    start = time.monotonic()
-    failures = []
-    submissions = []  # "add" / "remove", in the order sent
-
-    def waited():
-        return round(time.monotonic() - start, 1)
-
-    def give_up(msg, worker):
-        module.fail_json(msg=msg, worker=worker or {}, waited_s=waited(), attempts=len(submissions),
-                         job_failures=failures)
-
-    def listing():
-        code, answer = _call(module, "GET", base + "/workers")
-        if code == 404:
-            module.fail_json(msg=f"{base} has no worker API (GET /workers: 404): a --mini-lb router cannot "
-                                 "take workers out; restart without the router step")
-        if code != 200:
-            module.fail_json(msg=f"GET {base}/workers answered {code}")
-        return answer
-
-    def records(listing_now):
-        """The router's record of each wanted worker, in order ({} where absent)."""
-        return [find_worker(listing_now, want["url"]) or {} for want in wanted]
-
-    def holds(worker, absent):
-        return (worker is None) if absent else (worker is not None and bool(worker.get("is_healthy")))
-
-    def converge(want, absent, began, mine):
-        """Submits the change of one worker until the router reports it done; returns the failure message of a
-        job that failed after its change took effect (None when the last job succeeded). ``began`` and ``mine``
-        (this worker's job failures) span every call for one worker: wait_timeout and max_attempts bound each
-        worker, the take-out-and-add-again of a late failure included."""
-        url = want["url"]
-        verb = "remove" if absent else "add"
-
-        def lookup():
-            return find_worker(listing(), url)
-
-        def poll(what, done):
-            """Polls ``done()`` (a value, or None while not there) until it answers, bounded by wait_timeout."""
-            polls = 0
-            while True:
-                value = done()
-                if value is not None:
-                    return value
-                if time.monotonic() - began > p["wait_timeout"]:
-                    give_up(f"router did not {what} {url} within {p['wait_timeout']} s", lookup())
-                # A change takes the router milliseconds when nothing waits on the worker: poll soon, then every
-                # second.
-                time.sleep(min(1.0, 0.1 * 2 ** polls))
-                polls += 1
-
-        def submit(worker):
-            """Queues one change and waits until its job settled; returns the router's failure message or None."""
-            if absent:
-                code, answer = _call(module, "DELETE", f"{base}/workers/{worker['id']}")
-                accepted = (200, 202, 204, 404)  # 404: removed meanwhile
-            else:
-                code, answer = _call(module, "POST", base + "/workers",
-                                     worker_body(url, want["worker_type"], want["bootstrap_port"]))
-                accepted = (200, 201, 202)
-            submissions.append(verb)
-            if code not in accepted:
-                give_up(f"router refused the change: HTTP {code} {answer}", worker)
-            job_id = answer.get("worker_id") or (worker["id"] if absent else None)
-            if not job_id:
-                return None
-            record = poll("finish the job to " + verb, lambda: _settled(module, base, job_id))
-            return job_failure(record)
-
-        while True:
-            worker = lookup()
-            if holds(worker, absent):
-                return None
-            if not absent and worker is not None:
-                # Listed, not yet healthy (added by someone else or still starting): wait, send nothing.
-                poll("see healthy", lambda: True if holds(lookup(), False) else None)
-                return None
-            failure = submit(worker)
-            if failure is None:
-                poll(verb, lambda: True if holds(lookup(), absent) else None)
-                return None
-            failures.append(failure)
-            mine.append(failure)
-            if len(mine) >= p["max_attempts"]:
-                give_up(f"router failed to {verb} {url} {len(mine)} times: {failure}", lookup())
-            if holds(lookup(), absent):
-                return failure
-            # The failed job changed nothing: submit it again after a pause, bounded by the attempts and the time.
-            pause = min(4.0, 0.25 * 2 ** (len(mine) - 1))
-            if time.monotonic() + pause - began > p["wait_timeout"]:
-                give_up(f"router failed to {verb} {url} {len(mine)} times within "
-                        f"{p['wait_timeout']} s: {failure}", lookup())
-            time.sleep(pause)
-
-    # One look at the router's list decides which workers need a change at all.
-    current = listing()
-    todo = [want for want in wanted if not holds(find_worker(current, want["url"]), wanted_absent)]
-    if not todo or module.check_mode:
-        found = records(current)
-        module.exit_json(changed=bool(todo), worker=found[-1] if found else {}, workers=found,
-                         waited_s=0.0, attempts=0, job_failures=[])
-    for want in todo:
-        began, mine = time.monotonic(), []
-        late = converge(want, wanted_absent, began, mine)
-        while late and not wanted_absent:
-            # The worker is listed, but the router stopped its registration before the tokenizer and policy
-            # steps: take it out and add it again, so that it is registered whole.
-            converge(want, True, began, mine)
-            late = converge(want, False, began, mine)
-        if late:
-            module.warn(f"sglang-router removed {want['url']} but reported the job failed ({late}): only the "
-                        "re-initialisation of the other workers' cache-aware policies was skipped")
-    found = records(listing())
-    module.exit_json(changed=bool(submissions), worker=found[-1] if found else {}, workers=found,
-                     waited_s=waited(), attempts=len(submissions), job_failures=failures)
-
-
-def _settled(module, base, job_id):
-    """The ``GET /workers/{id}`` answer once the job behind it has finished, else None."""
-    code, record = _call(module, "GET", f"{base}/workers/{job_id}")
-    return (record or {}) if job_settled(code, record) else None
+    try:
+        result = converge(http_call(p["timeout"]), p["router_url"], wanted, absent=p["state"] == "absent",
+                          wait_timeout=p["wait_timeout"], max_attempts=p["max_attempts"],
+                          check_mode=module.check_mode, warn=module.warn)
+    except RouterGaveUp as exc:
+        module.fail_json(msg=exc.msg, **exc.details)
+    module.exit_json(**result)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ module: sglang_wait_healthy
 short_description: Wait until every given SGLang service of this host is healthy, all at once, bounded
 description:
   - Polls every given service of this host in the same loop until each is healthy or the bound is reached;
-    changes nothing. A service with a health URL is healthy when it answers HTTP 200 (a router's C(ready_url),
+    changes nothing (but the router workers O(router_workers) adds). A service with a health URL is healthy when it answers HTTP 200 (a router's C(ready_url),
     its C(/readiness), when O(readiness) is true); one without (node ranks > 0 of a multi-node instance serve no
     HTTP) when C(systemctl is-active) says its unit is active.
   - Returns the services that were not healthy in RV(unhealthy), with the last status of each in RV(services), so
@@ -46,6 +46,45 @@ options:
       all the same), so that a caller needs no task of its own to stop.
     type: bool
     default: false
+  router_workers:
+    description:
+      - A router's health gate in one call. First every service's C(health_url) (its C(/health), the process
+        answers); then every worker of O(router_workers.workers) is made a healthy worker of each router of
+        O(router_workers.routers) (added where missing, through its worker API, as
+        M(ascend.sglang.sglang_router_worker) does; nothing is sent when all are listed healthy); then the URLs
+        O(readiness) asks for (the Rust router's C(/readiness), 200 once it can route).
+      - sglang-router 0.3.0 can fail the registration of one of its own configured workers at start; its
+        C(/readiness) then never turns 200 when that was the only worker of a kind.
+      - Not in check mode (a router that does not run cannot be asked).
+    type: dict
+    suboptions:
+      routers:
+        description: Base URLs of this host's routers that have a worker API (not C(--mini-lb)).
+        type: list
+        elements: str
+        required: true
+      workers:
+        description: The planned instances (C(sglang_plan | ascend.sglang.sglang_instances), their C(worker)).
+        type: list
+        elements: dict
+        required: true
+        suboptions:
+          url:
+            description: The worker's URL as the router knows it (rank 0's C(http://host:port)).
+            type: str
+            required: true
+          worker_type:
+            description: C(regular) (PD-mixed), C(prefill) or C(decode).
+            type: str
+            choices: [regular, prefill, decode]
+            default: regular
+          bootstrap_port:
+            description: A prefill worker's disaggregation bootstrap port.
+            type: int
+      wait_timeout:
+        description: Seconds each worker may take (as O(ascend.sglang.sglang_router_worker#module:wait_timeout)).
+        type: int
+        default: 300
 extends_documentation_fragment:
   - ascend.sglang.attributes.host
 author:
@@ -72,6 +111,11 @@ services:
     was healthy, null if it never was).
   returned: always
   type: dict
+registered:
+  description: With O(router_workers), per router base URL, what registering the workers did (C(changed), C(attempts),
+    C(job_failures), C(workers)).
+  returned: with router_workers
+  type: dict
 unhealthy:
   description: Names of the services that were not healthy within the bound, in the order given.
   returned: always
@@ -88,8 +132,36 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.ascend.sglang.plugins.module_utils._http import http_get
+from ansible_collections.ascend.sglang.plugins.module_utils._router_converge import RouterGaveUp, converge, http_call
 from ansible_collections.ascend.sglang.plugins.module_utils._health_wait import wait_target
 from ansible_collections.ascend.sglang.plugins.module_utils._units import UNIT_NAME
+
+
+def poll(module, targets, retries, delay, timeout, start):
+    """Polls every target (name -> URL, or None: the unit must be active) until each is healthy, at most
+    ``retries`` polls of each, ``delay`` apart; returns the rows by name."""
+    systemctl = module.get_bin_path("systemctl", required=True) if None in targets.values() else None
+    result = {name: {"url": url, "healthy": False, "status": "not polled", "waited_s": None}
+              for name, url in targets.items()}
+    # Bounded in polls, like an until/retries/delay loop: at most `retries` polls of each service, `delay` apart.
+    for attempt in range(retries):
+        for name, url in targets.items():
+            row = result[name]
+            if row["healthy"]:
+                continue
+            if url:
+                row["status"] = http_get(url, timeout).label()
+                row["healthy"] = row["status"] == "200"
+            else:
+                rc, stdout, _unused = module.run_command([systemctl, "is-active", "--", name + ".service"])
+                row["status"] = stdout.strip() or f"rc {rc}"
+                row["healthy"] = rc == 0
+            if row["healthy"]:
+                row["waited_s"] = round(time.monotonic() - start, 1)
+        if all(row["healthy"] for row in result.values()) or attempt == retries - 1:
+            break
+        time.sleep(delay)
+    return result
 
 
 def main():
@@ -101,6 +173,13 @@ def main():
             "delay": {"type": "float", "default": 10},
             "timeout": {"type": "int", "default": 10},
             "fail_unhealthy": {"type": "bool", "default": False},
+            "router_workers": {"type": "dict", "options": {
+                "routers": {"type": "list", "elements": "str", "required": True},
+                "workers": {"type": "list", "elements": "dict", "required": True, "options": {
+                    "url": {"type": "str", "required": True},
+                    "worker_type": {"type": "str", "default": "regular", "choices": ["regular", "prefill", "decode"]},
+                    "bootstrap_port": {"type": "int"}}},
+                "wait_timeout": {"type": "int", "default": 300}}},
         },
         supports_check_mode=True,
     )
@@ -108,39 +187,41 @@ def main():
     if p["retries"] < 1 or p["delay"] < 0 or p["timeout"] < 1:
         module.fail_json(msg=f"retries and timeout must be >= 1 and delay >= 0 (got {p['retries']}, "
                              f"{p['timeout']}, {p['delay']})")
-    targets = {}
     for svc in p["services"]:
         name = str(svc.get("name") or "")
         if not UNIT_NAME.fullmatch(name + ".service"):
             module.fail_json(msg=f"not a service name: {name!r}")
-        targets[name] = wait_target(svc, p["readiness"])
-    systemctl = module.get_bin_path("systemctl", required=True) if None in targets.values() else None
-    result = {name: {"url": url, "healthy": False, "status": "not polled", "waited_s": None}
-              for name, url in targets.items()}
+    services = {str(svc["name"]): svc for svc in p["services"]}
     start = time.monotonic()
-    # Bounded in polls, like an until/retries/delay loop: at most `retries` polls of each service, `delay` apart.
-    for attempt in range(p["retries"]):
-        for name, url in targets.items():
-            row = result[name]
-            if row["healthy"]:
-                continue
-            if url:
-                row["status"] = http_get(url, p["timeout"]).label()
-                row["healthy"] = row["status"] == "200"
-            else:
-                rc, stdout, _unused = module.run_command([systemctl, "is-active", "--", name + ".service"])
-                row["status"] = stdout.strip() or f"rc {rc}"
-                row["healthy"] = rc == 0
-            if row["healthy"]:
-                row["waited_s"] = round(time.monotonic() - start, 1)
-        if all(row["healthy"] for row in result.values()) or attempt == p["retries"] - 1:
-            break
-        time.sleep(p["delay"])
-    unhealthy = [name for name, row in result.items() if not row["healthy"]]
-    if unhealthy and p["fail_unhealthy"]:
-        module.fail_json(msg=f"Not healthy in time: {', '.join(unhealthy)}", changed=False, services=result,
-                         unhealthy=unhealthy, waited_s=round(time.monotonic() - start, 1))
-    module.exit_json(changed=False, services=result, unhealthy=unhealthy, waited_s=round(time.monotonic() - start, 1))
+    out = {}
+
+    def finish(result):
+        unhealthy = [name for name, row in result.items() if not row["healthy"]]
+        done = dict(out, changed=bool(out.get("changed")), services=result, unhealthy=unhealthy,
+                    waited_s=round(time.monotonic() - start, 1))
+        if unhealthy and p["fail_unhealthy"]:
+            module.fail_json(msg=f"Not healthy in time: {', '.join(unhealthy)}", **done)
+        module.exit_json(**done)
+
+    register = p["router_workers"]
+    if register and not module.check_mode:
+        # /health first: a router that does not answer cannot take workers.
+        first = poll(module, {name: wait_target(svc, False) for name, svc in services.items()},
+                     p["retries"], p["delay"], p["timeout"], start)
+        if not all(row["healthy"] for row in first.values()):
+            finish(first)
+        out["registered"] = {}
+        for router in register["routers"]:
+            try:
+                got = converge(http_call(p["timeout"]), router, register["workers"],
+                               wait_timeout=register["wait_timeout"], warn=module.warn)
+            except RouterGaveUp as exc:
+                module.fail_json(msg=f"registering the planned instances with {router}: {exc.msg}",
+                                 services=first, unhealthy=[], registered=out["registered"], **exc.details)
+            out["registered"][router] = got
+            out["changed"] = out.get("changed") or got["changed"]
+    finish(poll(module, {name: wait_target(svc, p["readiness"]) for name, svc in services.items()},
+                p["retries"], p["delay"], p["timeout"], start))
 
 
 if __name__ == "__main__":

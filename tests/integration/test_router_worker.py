@@ -149,12 +149,13 @@ def workflows_settled(log: Path) -> bool:
     return ev["started"] == ev["completed"] + ev["failed"] == ev["completed"] + ev["failed_jobs"]
 
 
-def run_module(args: dict, check: bool = False) -> dict:
+def run_module(args: dict, check: bool = False, module: str = "sglang_router_worker") -> dict:
     # Ad-hoc output with the minimal callback: "localhost | STATUS => {module result as JSON}".
     env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_LOAD_CALLBACK_PLUGINS="1",
                ANSIBLE_STDOUT_CALLBACK="ansible.builtin.minimal", NO_PROXY="*", no_proxy="*")
-    proc = subprocess.run([str(BIN / "ansible"), "localhost", "-c", "local", "-m", "ascend.sglang.sglang_router_worker",
-                           "-a", json.dumps(args)] + (["--check"] if check else []), cwd=ROOT, env=env,
+    proc = subprocess.run([str(BIN / "ansible"), "localhost", "-c", "local", "-m", f"ascend.sglang.{module}",
+                           "-a", json.dumps(args), "-e", f"ansible_python_interpreter={sys.executable}"]
+                          + (["--check"] if check else []), cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=300, check=False)
     head, sep, body = proc.stdout[proc.stdout.rfind("localhost | "):].partition(" => ")
     assert sep and head.startswith("localhost |"), f"unexpected ansible output: {proc.stdout[-2000:]}{proc.stderr[-2000:]}"
@@ -251,6 +252,33 @@ def test_several_workers_in_one_call(pd_router) -> None:
     # Exactly one of url and workers.
     res = run_module(dict(common, url=pd_router["prefill"]))
     assert res.get("failed") and "mutually exclusive" in res["msg"], res
+
+
+def test_the_routers_health_gate_registers_the_missing_instances_in_the_same_call(pd_router) -> None:
+    """sglang_wait_healthy with router_workers, as the router role's health gate runs it: /health, every planned
+    instance a healthy worker (a missing one added), then /readiness, in one module call."""
+    both = [{"url": pd_router["prefill"], "worker_type": "prefill", "bootstrap_port": pd_router["bootstrap_port"]},
+            {"url": pd_router["decode"], "worker_type": "decode"}]
+    res = run_module({"router_url": pd_router["base"], "workers": both[:1], "state": "absent"})
+    assert not res.get("failed") and res["workers"] == [{}], res
+    gate = {"services": [{"name": "sglang-router-i0", "health_url": pd_router["base"] + "/health",
+                          "ready_url": pd_router["base"] + "/readiness"}],
+            "retries": 60, "delay": 1, "fail_unhealthy": True,
+            "router_workers": {"routers": [pd_router["base"]], "workers": both, "wait_timeout": 300}}
+    res = run_module(gate, module="sglang_wait_healthy")
+    assert not res.get("failed") and res["unhealthy"] == [], res
+    got = res["registered"][pd_router["base"]]
+    assert res["changed"] and got["changed"] and got["attempts"] >= 1, res
+    want = [(pd_router["prefill"], True), (pd_router["decode"], True)]
+    assert [(w["url"], w["is_healthy"]) for w in got["workers"]] == want
+    assert res["services"]["sglang-router-i0"]["url"].endswith("/readiness")
+    # Every instance listed: nothing sent, no change.
+    again = run_module(gate, module="sglang_wait_healthy")
+    assert not again.get("failed") and not again["changed"] and again["registered"][pd_router["base"]]["attempts"] == 0
+    # Check mode asks nothing of the router.
+    checked = run_module(gate, check=True, module="sglang_wait_healthy")
+    assert "registered" not in checked and not checked["changed"], checked
+    assert workflows_settled(pd_router["log"]), router_events(pd_router["log"])
 
 
 def test_a_mini_lb_style_router_without_worker_api_is_named(tmp_path) -> None:

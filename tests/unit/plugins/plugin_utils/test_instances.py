@@ -25,7 +25,7 @@ def test_instances_in_rollout_order_with_all_ranks() -> None:
 
 
 def test_router_worker_urls_match_the_routers_upstreams() -> None:
-    # register_workers / restart.yml add exactly these URLs: one differing from the router's argv would be a
+    # the router's health gate / restart.yml add exactly these URLs: one differing from the router's argv would be a
     # second worker for the same server.
     planned = {u["url"] for ups in PD["router_upstreams"].values() for u in ups}
     assert {i["worker"]["url"] for i in instances(PD)} == planned
