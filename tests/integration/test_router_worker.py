@@ -75,7 +75,8 @@ def pd_router(tmp_path_factory):
     state = tmp_path_factory.mktemp("standin")
     env = dict(os.environ, SGLANG_STANDIN_STATE_DIR=str(state), SGLANG_STANDIN_STARTUP_DELAY="0",
                NO_PROXY="*", no_proxy="*")
-    p_port, d_port, boot, r_port = free_ports(4)
+    # The router's Prometheus exporter too: its default (0.0.0.0:29000) is taken by any other router on the machine.
+    p_port, d_port, boot, r_port, m_port = free_ports(5)
     procs = [
         subprocess.Popen([sys.executable, str(STANDIN), "--host", "127.0.0.1", "--port", str(p_port),
                           "--disaggregation-mode", "prefill", "--disaggregation-bootstrap-port", str(boot)],
@@ -88,7 +89,8 @@ def pd_router(tmp_path_factory):
     procs.append(subprocess.Popen(
         [str(ROUTER_PYTHON), "-m", "sglang_router.launch_router", "--pd-disaggregation", "--policy", "round_robin",
          "--prefill", f"http://127.0.0.1:{p_port}", str(boot), "--decode", f"http://127.0.0.1:{d_port}",
-         "--host", "127.0.0.1", "--port", str(r_port)],
+         "--host", "127.0.0.1", "--port", str(r_port), "--prometheus-host", "127.0.0.1",
+         "--prometheus-port", str(m_port)],
         env=env, stdout=log, stderr=subprocess.STDOUT))
     base = f"http://127.0.0.1:{r_port}"
     log_path = state / "router.log"
