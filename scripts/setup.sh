@@ -48,12 +48,14 @@ fi
 require_311 .venv/bin/python   # a .venv an older setup.sh made
 if .venv/bin/python -c 'import sys; sys.exit(sys.version_info < (3, 12))'; then core=$NEWEST_CORE; else core=$OLDEST_CORE; fi
 # prometheus_client: the real Prometheus text parser the stand-in's /metrics is checked with (tests/unit/standins).
+# kubernetes-validate: the Kubernetes JSON schemas (and jsonschema) the export's manifests are validated with.
 # A venv whose ansible-core predates 2.19 (made by an older setup.sh) is brought to the tested release.
 if ! .venv/bin/python -c '
-import ansible.release, pytest, yaml, prometheus_client, sys
+import ansible.release, pytest, yaml, prometheus_client, kubernetes_validate, sys
 sys.exit(tuple(int(x) for x in ansible.release.__version__.split(".")[:2]) < (2, 19))' 2>/dev/null; then
-  echo "setup: installing $core and the test tools into .venv (about 70 MB from PyPI)"
-  .venv/bin/pip install --quiet --disable-pip-version-check "$core" pytest pyyaml prometheus_client
+  echo "setup: installing $core and the test tools into .venv (about 100 MB from PyPI)"
+  .venv/bin/pip install --quiet --disable-pip-version-check "$core" pytest pyyaml prometheus_client \
+    kubernetes-validate==1.37.0
 fi
 
 mkdir -p .collections/ansible_collections/ascend

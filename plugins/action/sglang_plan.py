@@ -5,19 +5,13 @@
 from __future__ import annotations
 
 import os
-import re
 
 from ansible.errors import AnsibleActionFail, AnsibleError
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _plan_table
 from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector, PlanError
-from ansible_collections.ascend.sglang.plugins.plugin_utils._inputs import UNREADABLE, plan_inputs, read_inventory
-from ansible_collections.ascend.sglang.plugins.plugin_utils._settings import DEFERRED
-
-# What templating a host's value says when the value refers to other hosts' variables or to the plan, neither of
-# which a host's own variables hold before the plan exists.
-DEFERRED_RE = re.compile(r"'hostvars' is undefined|'sglang_plan' is undefined|has no attribute 'sglang_plan'")
+from ansible_collections.ascend.sglang.plugins.plugin_utils._inputs import plan_inputs, read_inventory, template_reader
 
 
 class ActionModule(ActionBase):
@@ -37,7 +31,7 @@ class ActionModule(ActionBase):
         hostvars = task_vars.get("hostvars") or {}
         errors = Collector()
         # Every sglang_* name of the play and of each planned host, through the settings table.
-        host_values, variables = read_inventory(groups, hostvars, task_vars, self._value_of(errors), errors)
+        host_values, variables = read_inventory(groups, hostvars, task_vars, template_reader(self._templar, errors), errors)
         self._check_archive(variables, errors)
         try:
             result_plan = plan_inputs(profile_id, groups, host_values, variables, errors, args.get("profiles_dir"))
@@ -66,18 +60,3 @@ class ActionModule(ActionBase):
         if not found or not os.path.isfile(found):
             errors.add(f"{archive!r} is not a file on the controller (relative paths are looked up beside the "
                        "playbook and in its files/ directory)", variable="sglang_container_image_archive")
-
-    def _value_of(self, errors):
-        def read(source, key, host):
-            """One inventory value, templated; a template that cannot be evaluated is a finding, not a traceback."""
-            try:
-                return self._templar.template(source[key])
-            except Exception as exc:  # noqa: BLE001 - any templating error becomes a finding naming the variable
-                first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-                if host is not None and DEFERRED_RE.search(first):
-                    # It refers to other hosts or to the plan (hostvars['localhost'].sglang_plan...): the host
-                    # evaluates it after the plan, the settings table says whether that is allowed.
-                    return DEFERRED
-                errors.add(f"cannot be evaluated on the controller: {first[:200]}", host=host, variable=key)
-                return UNREADABLE
-        return read

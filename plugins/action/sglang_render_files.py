@@ -18,6 +18,7 @@ from ansible.template import trust_as_template
 from ansible_collections.ascend.sglang.plugins.plugin_utils._host_files import DEFAULT_SETTINGS, host_files
 from ansible_collections.ascend.sglang.plugins.module_utils._atomic_files import place_all
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _monitoring
+from ansible_collections.ascend.sglang.plugins.plugin_utils._output_dir import ForeignFiles, refuse_foreign
 from ansible_collections.ascend.sglang.plugins.plugin_utils._rollout import (
     decide, file_changes, host_facts, host_queries, restart_reason, stale_watchdogs)
 
@@ -211,22 +212,8 @@ class ActionModule(ActionBase):
 
     @staticmethod
     def _refuse_foreign(base: str, planned: list) -> None:
-        """The render directory must be new, empty or hold an earlier render of this same plan: a file or host
-        directory this plan does not produce (an earlier render of another inventory) is refused rather than
-        removed, so that nothing of the operator's is deleted and no stale host is left beside the new ones."""
-        if not os.path.lexists(base):
-            return
-        if not os.path.isdir(base) or os.path.islink(base):
-            raise AnsibleActionFail(f"sglang_render_dir '{base}' exists and is not a directory: pass a new directory, "
-                                    "an empty one or one holding an earlier render of this plan.")
-        known = {os.path.relpath(path, base) for path in planned}
-        found = []
-        for top, dirs, names in os.walk(base):
-            found += [os.path.relpath(os.path.join(top, name), base) for name in dirs + names]
-        foreign = sorted(set(found) - known)
-        if foreign:
-            more = ", ..." if len(foreign) > 10 else ""
-            raise AnsibleActionFail(
-                f"sglang_render_dir '{base}' holds {len(foreign)} file(s) this plan does not produce "
-                f"({', '.join(foreign[:10])}{more}), e.g. hosts of an earlier render: remove them or render into a "
-                "new directory.")
+        """The render directory holds nothing this plan does not produce (plugin_utils/_output_dir.py)."""
+        try:
+            refuse_foreign(base, planned, "sglang_render_dir", "render")
+        except ForeignFiles as exc:
+            raise AnsibleActionFail(str(exc)) from None

@@ -27,16 +27,9 @@ description:
   - Fails, listing every problem with the group, host and variable at fault, when the inventory does not
     fit the profile. Nothing is returned (so nothing can be written) unless the plan is complete.
 version_added: 0.1.0
-options:
-  profile:
-    description: Profile id, the name of a file under the collection's C(profiles/) without C(.yml).
-    type: str
-    required: true
-  profiles_dir:
-    description: Read profiles from this directory instead of the collection's.
-    type: path
 extends_documentation_fragment:
   - ascend.sglang.attributes.controller
+  - ascend.sglang.profile
 author:
   - ascend.sglang maintainers (!UNKNOWN)
 """

@@ -13,6 +13,7 @@ Pure; no Ansible import (the action plugin passes a ``read`` callback that templ
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any, Callable, Mapping
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _contract as c
@@ -30,6 +31,27 @@ SERVER_GROUPS = ("prefill", "decode", "mixed", "router")
 NOT_READ = (table.INTERNAL, table.PARAMETER)
 
 Read = Callable[[Mapping[str, Any], str, "str | None"], Any]
+
+# What templating a host's value says when the value refers to other hosts' variables or to the plan, neither of
+# which a host's own variables hold before the plan exists.
+DEFERRED_RE = re.compile(r"'hostvars' is undefined|'sglang_plan' is undefined|has no attribute 'sglang_plan'")
+
+
+def template_reader(templar: Any, errors: Collector) -> Read:
+    """The ``read`` callback of read_inventory for an action's templar."""
+    def read(source: Mapping[str, Any], key: str, host: str | None) -> Any:
+        """One inventory value, templated; a template that cannot be evaluated is a finding, not a traceback."""
+        try:
+            return templar.template(source[key])
+        except Exception as exc:  # noqa: BLE001 - any templating error becomes a finding naming the variable
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            if host is not None and DEFERRED_RE.search(first):
+                # It refers to other hosts or to the plan (hostvars['localhost'].sglang_plan...): the host
+                # evaluates it after the plan, the settings table says whether that is allowed.
+                return table.DEFERRED
+            errors.add(f"cannot be evaluated on the controller: {first[:200]}", host=host, variable=key)
+            return UNREADABLE
+    return read
 
 
 def _group_of(host: str, groups: Mapping[str, Any]) -> str | None:

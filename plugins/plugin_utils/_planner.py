@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import ipaddress
 import re
 from typing import Any, Mapping
 
@@ -21,6 +20,7 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils import _container
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _contract as contract
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _monitoring
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _packing
+from ansible_collections.ascend.sglang.plugins.plugin_utils import _placement
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _settings
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _watchdog
 from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector
@@ -335,8 +335,9 @@ def _inventory_values(profile: Profile, inv: Inventory, errors: Collector) -> di
     return values
 
 
-def plan(profile: Profile, inv: Inventory) -> Plan:
-    """Compute every service of the deployment; raises PlanError listing all problems."""
+def plan(profile: Profile, inv: Inventory, placement: _placement.Placement = _placement.HOSTS) -> Plan:
+    """Compute every service of the deployment; raises PlanError listing all problems.  ``placement`` gives the
+    values that depend on where the services run (plugin_utils/_placement.py): the inventory hosts' by default."""
     errors = Collector()
     errors.findings.extend(inv.findings)
     check_membership(inv, profile.server_roles, errors)
@@ -383,10 +384,10 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
     store_url = None
     store: tuple[str, int] | None = None  # the MemFabric store's (address, port)
     if profile.memfabric_store_port:
-        first_prefill = instances["prefill"][0].rank0 if instances.get("prefill") else None
+        first_prefill = instances["prefill"][0] if instances.get("prefill") else None
         if first_prefill:
-            store_url = f"tcp://{first_prefill.address}:{profile.memfabric_store_port}"
-            store = (first_prefill.address, profile.memfabric_store_port)
+            store_url = f"tcp://{placement.instance_address(first_prefill)}:{profile.memfabric_store_port}"
+            store = (first_prefill.rank0.address, profile.memfabric_store_port)
 
     hosts: dict[str, HostPlan] = {}
     upstreams: dict[str, list[dict[str, Any]]] = {"prefill": [], "decode": [], "mixed": []}
@@ -396,25 +397,27 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
     for role in profile.server_roles:
         for inst in instances[role]:
             # A packed replica's own NPUs and ports; the role's launch itself for an instance alone on its hosts.
-            spec = _packing.replica_spec(profile, specs[role], inst.slot, inst.slots, errors, inst.rank0.name)
-            bootstrap = spec.bootstrap_port + inst.index if spec.bootstrap_port is not None else None
+            spec = placement.server_spec(
+                _packing.replica_spec(profile, specs[role], inst.slot, inst.slots, errors, inst.rank0.name))
+            bootstrap = (placement.bootstrap_port(spec.bootstrap_port, inst.index) if spec.bootstrap_port is not None
+                         else None)
             if bootstrap is not None and bootstrap > 65535:
                 overridden = "--disaggregation-bootstrap-port" in (overrides.get(role) or {}).get("args", {})
                 errors.add(f"bootstrap port {spec.bootstrap_port} + instance {inst.index} = {bootstrap} is above 65535",
                            group=role, host=inst.rank0.name,
                            variable=(f"sglang_overrides.{role}.args.--disaggregation-bootstrap-port" if overridden
                                      else f"roles.{role}.bootstrap_port"))
-            dist_init = f"{inst.rank0.address}:{spec.dist_init_port}" if spec.dist_init_port else None
+            dist_init = f"{placement.leader_address(inst)}:{spec.dist_init_port}" if spec.dist_init_port else None
             evidence_port = inst.rank0.watchdog_port or DEFAULT_WATCHDOG_PORT
-            worker_url = f"http://{inst.rank0.address}:{spec.port}"
+            worker_url = f"http://{placement.instance_address(inst)}:{spec.port}"
             worker = {"url": worker_url, "worker_type": WORKER_TYPES[role]}
             if bootstrap is not None:
                 worker["bootstrap_port"] = bootstrap
             for rank, host in enumerate(inst.hosts):
                 values = dict(inv_values)
                 values.update(
-                    host=host.address, port=spec.port, bootstrap_port=bootstrap, nnodes=inst.nnodes,
-                    node_rank=rank, dist_init_addr=dist_init,
+                    host=placement.own_address(host), port=spec.port, bootstrap_port=bootstrap, nnodes=inst.nnodes,
+                    node_rank=placement.node_rank(rank), dist_init_addr=dist_init,
                     socket_ifname=(host.nic if inst.nnodes > 1 else "lo"),
                     memfabric_store_url=store_url,
                 )
@@ -474,15 +477,15 @@ def plan(profile: Profile, inv: Inventory) -> Plan:
         "decode_upstreams": [[u["url"]] for u in upstreams["decode"]],
         "worker_urls": [[u["url"] for u in upstreams["mixed"]]] if upstreams["mixed"] else [],
     }
-    router_spec = specs.get("router") if router_hosts else None
+    router_spec = placement.router_spec(specs["router"]) if router_hosts and "router" in specs else None
     for index, name in enumerate(router_hosts):
         if router_spec is None:
             break
         host = inv.hosts[name]
         mini_lb = router_spec.args.get("--mini-lb") is True
         metrics_port = _monitoring.router_metrics_port(monitoring, mini_lb)
-        values = dict(inv_values, port=router_spec.port, host=host.address, metrics_port=metrics_port,
-                      metrics_host=_bind_address(host.address))
+        values = dict(inv_values, port=router_spec.port, host=placement.own_address(host), metrics_port=metrics_port,
+                      metrics_host=placement.metrics_host(host))
         argv = [router_python, "-m", ROUTER_MODULE] + render_args(router_spec.args, values, expansions)
         bind = str(router_spec.args.get("--host", "127.0.0.1"))
         probe = "127.0.0.1" if bind in ("0.0.0.0", "::") else _fill(bind, values)
@@ -644,15 +647,6 @@ def _model_paths(args: Mapping[str, ArgValue], values: Mapping[str, Any]) -> lis
     if experts and experts != "trivial":
         add("--init-expert-location", experts, "file", "--init-expert-location")
     return out
-
-
-def _bind_address(address: str) -> str:
-    """The router's --prometheus-host for its host's address: the address itself when it is an IP; for a host name,
-    0.0.0.0, which is what sglang-router 0.3.x binds when given a name it does not parse as an IP."""
-    try:
-        return str(ipaddress.ip_address(address))
-    except ValueError:
-        return "0.0.0.0"
 
 
 def _split_addr(addr: str) -> tuple[str, int] | None:

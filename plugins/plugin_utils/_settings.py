@@ -26,6 +26,7 @@ from typing import Any, Callable, Mapping
 from ansible_collections.ascend.sglang.plugins.module_utils import _npu_topo
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _contract as c
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _monitoring
+from ansible_collections.ascend.sglang.plugins.plugin_utils import _k8s_values
 from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector
 from ansible_collections.ascend.sglang.plugins.plugin_utils._instances import parse_batch
 
@@ -411,6 +412,27 @@ TABLE: tuple[Setting, ...] = (
       "as JSON to this controller path.", _controller_path, type="path"),
     S("sglang_render_dir", RUN, "Render mode: write every host's files into this controller directory instead of "
       "deploying.", _controller_path, type="path", entries=("sglang_service:render",)),
+    S("sglang_k8s_dir", RUN, "playbooks/kubernetes.yml: write the Kubernetes manifests into this controller "
+      "directory (new, empty or holding an earlier export of the same plan).", _controller_path, type="path"),
+    S("sglang_k8s_kind", RUN, "Kubernetes export: rbg (one RoleBasedGroup) or lws (a LeaderWorkerSet per server "
+      "role, the router as a Deployment).", _word(*_k8s_values.KINDS), "rbg", choices=_k8s_values.KINDS),
+    S("sglang_k8s_name", RUN, "Kubernetes export: the name every object's name starts with.", _k8s_values.name,
+      "sglang"),
+    S("sglang_k8s_namespace", RUN, "Kubernetes export: the namespace of the objects (and of the DNS names the "
+      "router and the ranks dial).", _k8s_values.namespace, "default"),
+    S("sglang_k8s_instances", RUN, "Kubernetes export: role -> instance count (router: replicas of the router); "
+      "default: the profile's documented instances and one router.", _k8s_values.instances, type="dict"),
+    S("sglang_k8s_npu_resource", RUN, "Kubernetes export: the NPU resource the device plugin offers "
+      "(huawei.com/ascend-1980 on Huawei Cloud CCE).", _k8s_values.resource, "huawei.com/Ascend910"),
+    S("sglang_k8s_model_pvc", RUN, "Kubernetes export: a PersistentVolumeClaim holding the model directories, "
+      "mounted read-only at their common parent (default: each model path as a read-only hostPath).",
+      _k8s_values.object_name),
+    S("sglang_k8s_secret_name", RUN, "Kubernetes export: the Secret holding the secret flags' values.",
+      _k8s_values.object_name, "sglang-secrets"),
+    S("sglang_k8s_secret_flags", RUN, "Kubernetes export: role -> the --flags whose values come from the Secret "
+      "(its key: the flag without the leading dashes, e.g. api-key).", _k8s_values.secret_flags, type="dict"),
+    S("sglang_k8s_startup_seconds", RUN, "Kubernetes export: how long a server may take to load its model before "
+      "the liveness probe counts (the startup probe's allowance).", _int(60, 86400), 3600, "int"),
     S("sglang_preflight_fail_on", RUN, "Stop deploy/preflight on: fail, warn or never.", _word("fail", "warn", "never")),
     S("sglang_preflight_skip", RUN, "Skip the preflight checks of deploy.yml.", c.boolean),
     S("sglang_preflight_stack", RUN, "A server stack other than the reference environment: warn, fail or off.",

@@ -249,8 +249,8 @@ def test_monitoring_refusals(tmp_path: Path) -> None:
 
 def test_playbook_syntax() -> None:
     playbooks = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "playbooks").glob("*.yml"))
-    assert len(playbooks) == 41 + 11  # one per profile (40 + the pd32 alias) + deploy, plan, render, preflight,
-    # doctor, status, stop, restart, bench, collect, monitoring
+    assert len(playbooks) == 41 + 12  # one per profile (40 + the pd32 alias) + deploy, plan, render, preflight,
+    # doctor, status, stop, restart, bench, collect, monitoring, kubernetes
     ansible("ansible-playbook", "-i", "inventories/example", "--syntax-check", *playbooks)
 
 
@@ -294,7 +294,8 @@ def test_readme_and_the_profile_guide_list_every_profile_with_its_playbook() -> 
 def test_readme_quick_start_inventories_plan(tmp_path: Path) -> None:
     """README's two example inventories are complete: ascend.sglang.plan accepts each as it is, by FQCN from another
     directory, with nothing else set, and prints its hosts."""
-    blocks = (ROOT / "README.md").read_text().split("```yaml\n")[1:]
+    quick_start = (ROOT / "README.md").read_text().split("\n## Quick start\n")[1].split("\n## ")[0]
+    blocks = quick_start.split("```yaml\n")[1:]
     inventories = [block.split("```", 1)[0] for block in blocks]
     assert len(inventories) == 2
     for index, text in enumerate(inventories):

@@ -1,0 +1,135 @@
+# Copyright: ascend.sglang contributors
+# Apache License 2.0
+"""The Kubernetes export: a profile and the run's variables -> the plan placed on Kubernetes -> its objects.
+
+Pure; no Ansible import.  No inventory names a host here: what the host plan takes from the inventory comes from
+variables (instance counts from sglang_k8s_instances, the NIC from sglang_nic, per-role overrides from
+sglang_overrides, the secret flags from sglang_k8s_secret_flags or the keys of sglang_secrets).  The planner runs on
+a fleet of stand-in hosts (one per rank, addresses from the benchmarking range 198.18.0.0/15, which nothing here
+dials) with the Kubernetes placement, so the profile, the release checks and the contract are the host plan's, and
+no stand-in address reaches a manifest (tests/unit/plugins/plugin_utils/test_k8s_export.py checks it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import ipaddress
+from typing import Any, Mapping
+
+from ansible_collections.ascend.sglang.plugins.plugin_utils import _contract as c
+from ansible_collections.ascend.sglang.plugins.plugin_utils import _k8s_manifests as manifests
+from ansible_collections.ascend.sglang.plugins.plugin_utils import _settings
+from ansible_collections.ascend.sglang.plugins.plugin_utils._container import DEFAULT_SHM_SIZE
+from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector, PlanError
+from ansible_collections.ascend.sglang.plugins.plugin_utils._k8s_placement import KubePlacement
+from ansible_collections.ascend.sglang.plugins.plugin_utils._planner import Plan, plan
+from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import Profile, load_profile
+from ansible_collections.ascend.sglang.plugins.plugin_utils._topology import build_inventory
+
+PREFIX = "sglang_k8s_"
+# Stand-in hosts' addresses: RFC 2544's benchmarking range, never a real peer's.
+STAND_IN_NET = ipaddress.ip_network("198.18.0.0/15")
+# The value the planner's secret checks see for a flag whose value the Secret holds (never written anywhere).
+SECRET_STAND_IN = "from-the-kubernetes-secret"
+
+
+@dataclasses.dataclass
+class Export:
+    plan: Plan
+    roles: tuple[str, ...]
+    options: manifests.Options
+    objects: list[dict[str, Any]]
+    # Stand-in host -> (role, instance, node rank): what the equivalence test maps back to an inventory's hosts.
+    stand_ins: dict[str, tuple[str, int, int]]
+
+
+def _stand_in_fleet(profile: Profile, counts: Mapping[str, int], nic: str | None
+                    ) -> tuple[dict[str, list[str]], dict[str, dict[str, Any]], dict[str, tuple[str, int, int]]]:
+    groups: dict[str, list[str]] = {}
+    hostvars: dict[str, dict[str, Any]] = {}
+    where: dict[str, tuple[str, int, int]] = {}
+    addresses = STAND_IN_NET.hosts()
+    for role in profile.server_roles:
+        nnodes = profile.roles[role].nnodes
+        for index in range(counts[role]):
+            for rank in range(nnodes):
+                name = f"{role}-i{index}-r{rank}"
+                groups.setdefault(role, []).append(name)
+                hostvars[name] = {"sglang_host_ip": str(next(addresses)), **({"sglang_nic": nic} if nic else {})}
+                where[name] = (role, index, rank)
+    groups["router"] = ["router-i0"]
+    hostvars["router-i0"] = {"sglang_host_ip": str(next(addresses))}
+    where["router-i0"] = ("router", 0, 0)
+    return groups, hostvars, where
+
+
+def _counts(profile: Profile, raw: Mapping[str, int] | None, errors: Collector) -> dict[str, int]:
+    counts = {role: profile.roles[role].documented_instances for role in profile.server_roles}
+    counts["router"] = 1
+    for role, count in (raw or {}).items():
+        if role not in counts:
+            c.Where(f"sglang_k8s_instances.{role}").add(
+                errors, f"not a role of profile '{profile.id}' ({', '.join(counts)})")
+            continue
+        counts[role] = count
+    return counts
+
+
+def export(profile_id: str, variables: Mapping[str, Any], nic: Any = None, errors: Collector | None = None,
+           profiles_dir: str | None = None) -> Export:
+    """The export of ``variables`` (the run's sglang_* values, as plan.yml reads them); raises PlanError naming every
+    refused value (the export's own and the planner's) before anything is written."""
+    errors = errors if errors is not None else Collector()
+    profile = load_profile(profile_id, profiles_dir)
+    own = {name: value for name, value in variables.items() if name.startswith(PREFIX)}
+    checked = _settings.check_one_values(own, errors)
+    counts = _counts(profile, checked.get("sglang_k8s_instances"), errors)
+    checked_nic = c.nic(nic, errors, c.Where("sglang_nic")) if nic is not None else None
+    if checked_nic is None and nic is None and any(profile.roles[r].nnodes > 1 for r in profile.server_roles):
+        c.Where("sglang_nic").add(errors, f"profile '{profile.id}' runs multi-node instances: set the NIC of HCCL/GLOO "
+                                          "on the nodes (-e sglang_nic=IFACE; one name for every node)")
+    secret_flags = checked.get("sglang_k8s_secret_flags")
+    if secret_flags is None and isinstance(variables.get("sglang_secrets"), Mapping):
+        # The inventory's secret flags; their values are not read: the Secret holds them.
+        secret_flags = {role: list(body) for role, body in variables["sglang_secrets"].items()
+                        if isinstance(body, Mapping)}
+    planned_vars = {name: value for name, value in variables.items() if not name.startswith(PREFIX)}
+    planned_vars.pop("sglang_secrets", None)
+    planned_vars["sglang_runtime"] = "container"
+    if secret_flags:
+        planned_vars["sglang_secrets"] = {role: {flag: SECRET_STAND_IN for flag in flags}
+                                          for role, flags in secret_flags.items()}
+    # Without a usable NIC the finding above stops the export; the stand-ins get one so that the planner does not
+    # also name each of them.
+    groups, hostvars, stand_ins = _stand_in_fleet(profile, counts, checked_nic or "eth0")
+    kind = checked["sglang_k8s_kind"]
+    name = checked["sglang_k8s_name"]
+    workload = manifests.workload(kind, name, checked["sglang_k8s_namespace"])
+    inventory = build_inventory(groups, hostvars, planned_vars)
+    inventory = dataclasses.replace(inventory, findings=tuple(errors.findings) + inventory.findings)
+    placed = plan(profile, inventory, KubePlacement(workload=workload))  # raises PlanError with every finding
+    shm = planned_vars.get("sglang_container_shm_size", DEFAULT_SHM_SIZE)
+    options = manifests.Options(
+        workload=workload, npu_resource=checked["sglang_k8s_npu_resource"],
+        startup_seconds=checked["sglang_k8s_startup_seconds"], shm_size=manifests.quantity(shm),
+        router_replicas=counts["router"], secret_name=checked["sglang_k8s_secret_name"],
+        model_pvc=checked.get("sglang_k8s_model_pvc"))
+    if options.model_pvc:
+        _check_claim_root(placed, errors)
+        errors.raise_if_any()
+    objects = manifests.manifests(placed, profile.server_roles, options)
+    return Export(plan=placed, roles=profile.server_roles, options=options, objects=objects, stand_ins=stand_ins)
+
+
+def _check_claim_root(placed: Plan, errors: Collector) -> None:
+    """The claim is mounted at the model paths' common parent: '/' would hide the image's own files."""
+    paths = sorted({entry["path"] for host in placed.hosts.values() for svc in host.services
+                    for entry in svc.model_paths})
+    if paths and manifests.posixpath.commonpath(paths) == "/":
+        c.Where("sglang_k8s_model_pvc").add(
+            errors, f"the model paths ({', '.join(paths)}) have no common parent directory but '/': put them under "
+                    "one directory (the claim is mounted there), or leave sglang_k8s_model_pvc unset (hostPath)")
+
+
+def refused(exc: PlanError) -> list[dict[str, Any]]:
+    return [{"message": f.message, "group": f.group, "host": f.host, "variable": f.variable} for f in exc.findings]
