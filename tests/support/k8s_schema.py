@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import copy
 import functools
+import re
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import kubernetes_validate
 import yaml
+from kubernetes_validate.utils import schema_contents
+from referencing import Registry, Resource
 
 KUBERNETES = "1.34.0"
 CRDS = Path(__file__).resolve().parents[1] / "fixtures" / "k8s" / "crds"
@@ -25,10 +28,18 @@ CRD_FILES = {("workloads.x-k8s.io", "RoleBasedGroup"): "workloads.x-k8s.io_roleb
              ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): "leaderworkerset.x-k8s.io_leaderworkersets.yaml"}
 
 
-@functools.lru_cache(maxsize=None)
+def _load_crds() -> dict[tuple[str, str], dict[str, Any]]:
+    """Both CRDs, parsed when this module is imported: ansible-test units runs each test in a process forked after
+    collection, where a lazily parsed 4 MB of YAML would be parsed again for every test."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return {key: yaml.load((CRDS / name).read_text(), Loader=loader) for key, name in CRD_FILES.items()}
+
+
+CRD_DOCUMENTS = _load_crds()
+
+
 def crd_schema(group: str, kind: str, version: str) -> dict[str, Any]:
-    crd = yaml.safe_load((CRDS / CRD_FILES[(group, kind)]).read_text())
-    for served in crd["spec"]["versions"]:
+    for served in CRD_DOCUMENTS[(group, kind)]["spec"]["versions"]:
         if served["name"] == version and served.get("served"):
             return served["schema"]["openAPIV3Schema"]
     raise KeyError(f"{group}/{version} {kind} is not served by the vendored CRD")
@@ -79,9 +90,14 @@ def _openapi(schema: Any) -> Any:
     return out
 
 
-@functools.lru_cache(maxsize=None)
+# Made at import, for the same reason as CRD_DOCUMENTS: one per served version of each CRD.
+CRD_VALIDATORS = {(group, kind, served["name"]): jsonschema.Draft4Validator(_openapi(served["schema"]["openAPIV3Schema"]))
+                  for (group, kind), document in CRD_DOCUMENTS.items() for served in document["spec"]["versions"]
+                  if served.get("served")}
+
+
 def _validator(group: str, kind: str, version: str) -> jsonschema.Draft4Validator:
-    return jsonschema.Draft4Validator(_openapi(crd_schema(group, kind, version)))
+    return CRD_VALIDATORS[(group, kind, version)]
 
 
 def custom_problems(obj: dict[str, Any]) -> list[str]:
@@ -94,13 +110,27 @@ def custom_problems(obj: dict[str, Any]) -> list[str]:
     return problems + [f"{field}: unknown field" for field in unknown_fields(body, schema)]
 
 
-def core_problems(obj: dict[str, Any]) -> list[str]:
+@functools.lru_cache(maxsize=None)
+def _core_validator(kind: str, api_version: str) -> jsonschema.protocols.Validator:
+    """kubernetes_validate.validate()'s validator for one kind, made once: the library builds it, with its 1.8 MB
+    definitions, on every call (about 400 times here, minutes under ansible-test units)."""
+    group_version = re.sub(r"^([^./]*)(?:\.[^/]*)?/", r"\1-", api_version)
+    directory = f"kubernetes-json-schema/v{KUBERNETES}-local-strict"
     try:
-        kubernetes_validate.validate(obj, KUBERNETES, strict=True)
-    except kubernetes_validate.ValidationError as exc:
-        path = ".".join(str(p) for p in exc.path)
-        return [f"{obj['kind']} {obj['metadata'].get('name')}: {path}: {exc.message}"]
-    return []
+        schema = schema_contents(f"{directory}/{kind.lower()}-{group_version}.json", KUBERNETES)
+    except FileNotFoundError:
+        raise kubernetes_validate.SchemaNotFoundError(version=KUBERNETES, kind=kind, api_version=api_version) from None
+    definitions = schema_contents(f"{directory}/_definitions.json", KUBERNETES)
+    registry = Resource.from_contents(definitions) @ (Resource.from_contents(schema) @ Registry())
+    return jsonschema.Draft202012Validator(schema, registry=registry)
+
+
+def core_problems(obj: dict[str, Any]) -> list[str]:
+    """Every error of a core object against the strict schema of KUBERNETES (what kubernetes_validate.validate(obj,
+    KUBERNETES, strict=True) checks, all errors rather than the first)."""
+    validator = _core_validator(obj["kind"], obj["apiVersion"])
+    return [f"{obj['kind']} {obj['metadata'].get('name')}: {'.'.join(str(p) for p in error.absolute_path)}: "
+            f"{error.message}" for error in validator.iter_errors(obj)]
 
 
 def as_pod(template: dict[str, Any], name: str, namespace: str) -> dict[str, Any]:
