@@ -36,9 +36,7 @@ class ActionModule(ActionBase):
         try:
             result_plan = plan_inputs(profile_id, groups, host_values, variables, errors, args.get("profiles_dir"))
         except PlanError as exc:
-            result.update(failed=True, msg=exc.render(),
-                          findings=[{"message": f.message, "group": f.group, "host": f.host,
-                                     "variable": f.variable} for f in exc.findings])
+            result.update(failed=True, msg=exc.render(), findings=exc.as_dicts())
             return result
         # Returned as a result, not as a fact: playbooks register it and set_fact sglang_plan.
         planned = result_plan.as_dict()

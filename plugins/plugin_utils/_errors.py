@@ -32,12 +32,17 @@ class PlanError(Exception):
         self.findings = list(findings)
         super().__init__(self.render())
 
-    def render(self) -> str:
+    def render(self, subject: str = "sglang plan") -> str:
+        """Every finding, one per line, under '<subject> rejected'."""
         if len(self.findings) == 1:
-            return f"sglang plan rejected: {self.findings[0]}"
-        lines = [f"sglang plan rejected ({len(self.findings)} problems):"]
+            return f"{subject} rejected: {self.findings[0]}"
+        lines = [f"{subject} rejected ({len(self.findings)} problems):"]
         lines += [f"  - {f}" for f in self.findings]
         return "\n".join(lines)
+
+    def as_dicts(self) -> list[dict[str, str | None]]:
+        """The findings as a task result returns them: message, group, host, variable."""
+        return [dataclasses.asdict(finding) for finding in self.findings]
 
 
 class Collector:

@@ -20,8 +20,8 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils import _contract as 
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _k8s_manifests as manifests
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _settings
 from ansible_collections.ascend.sglang.plugins.plugin_utils._container import DEFAULT_SHM_SIZE
-from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector, PlanError
-from ansible_collections.ascend.sglang.plugins.plugin_utils._k8s_placement import KubePlacement
+from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector
+from ansible_collections.ascend.sglang.plugins.plugin_utils._k8s_placement import KubePlacement, Workload
 from ansible_collections.ascend.sglang.plugins.plugin_utils._planner import Plan, plan
 from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import Profile, load_profile
 from ansible_collections.ascend.sglang.plugins.plugin_utils._topology import build_inventory
@@ -39,15 +39,12 @@ class Export:
     roles: tuple[str, ...]
     options: manifests.Options
     objects: list[dict[str, Any]]
-    # Stand-in host -> (role, instance, node rank): what the equivalence test maps back to an inventory's hosts.
-    stand_ins: dict[str, tuple[str, int, int]]
 
 
 def _stand_in_fleet(profile: Profile, counts: Mapping[str, int], nic: str | None
-                    ) -> tuple[dict[str, list[str]], dict[str, dict[str, Any]], dict[str, tuple[str, int, int]]]:
+                    ) -> tuple[dict[str, list[str]], dict[str, dict[str, Any]]]:
     groups: dict[str, list[str]] = {}
     hostvars: dict[str, dict[str, Any]] = {}
-    where: dict[str, tuple[str, int, int]] = {}
     addresses = STAND_IN_NET.hosts()
     for role in profile.server_roles:
         nnodes = profile.roles[role].nnodes
@@ -56,11 +53,9 @@ def _stand_in_fleet(profile: Profile, counts: Mapping[str, int], nic: str | None
                 name = f"{role}-i{index}-r{rank}"
                 groups.setdefault(role, []).append(name)
                 hostvars[name] = {"sglang_host_ip": str(next(addresses)), **({"sglang_nic": nic} if nic else {})}
-                where[name] = (role, index, rank)
     groups["router"] = ["router-i0"]
     hostvars["router-i0"] = {"sglang_host_ip": str(next(addresses))}
-    where["router-i0"] = ("router", 0, 0)
-    return groups, hostvars, where
+    return groups, hostvars
 
 
 def _counts(profile: Profile, raw: Mapping[str, int] | None, errors: Collector) -> dict[str, int]:
@@ -101,10 +96,10 @@ def export(profile_id: str, variables: Mapping[str, Any], nic: Any = None, error
                                           for role, flags in secret_flags.items()}
     # Without a usable NIC the finding above stops the export; the stand-ins get one so that the planner does not
     # also name each of them.
-    groups, hostvars, stand_ins = _stand_in_fleet(profile, counts, checked_nic or "eth0")
+    groups, hostvars = _stand_in_fleet(profile, counts, checked_nic or "eth0")
     kind = checked["sglang_k8s_kind"]
     name = checked["sglang_k8s_name"]
-    workload = manifests.workload(kind, name, checked["sglang_k8s_namespace"])
+    workload = Workload(kind, name, checked["sglang_k8s_namespace"])
     inventory = build_inventory(groups, hostvars, planned_vars)
     inventory = dataclasses.replace(inventory, findings=tuple(errors.findings) + inventory.findings)
     placed = plan(profile, inventory, KubePlacement(workload=workload))  # raises PlanError with every finding
@@ -118,18 +113,14 @@ def export(profile_id: str, variables: Mapping[str, Any], nic: Any = None, error
         _check_claim_root(placed, errors)
         errors.raise_if_any()
     objects = manifests.manifests(placed, profile.server_roles, options)
-    return Export(plan=placed, roles=profile.server_roles, options=options, objects=objects, stand_ins=stand_ins)
+    return Export(plan=placed, roles=profile.server_roles, options=options, objects=objects)
 
 
 def _check_claim_root(placed: Plan, errors: Collector) -> None:
     """The claim is mounted at the model paths' common parent: '/' would hide the image's own files."""
     paths = sorted({entry["path"] for host in placed.hosts.values() for svc in host.services
                     for entry in svc.model_paths})
-    if paths and manifests.posixpath.commonpath(paths) == "/":
+    if paths and manifests.model_root(paths) == "/":
         c.Where("sglang_k8s_model_pvc").add(
             errors, f"the model paths ({', '.join(paths)}) have no common parent directory but '/': put them under "
                     "one directory (the claim is mounted there), or leave sglang_k8s_model_pvc unset (hostPath)")
-
-
-def refused(exc: PlanError) -> list[dict[str, Any]]:
-    return [{"message": f.message, "group": f.group, "host": f.host, "variable": f.variable} for f in exc.findings]

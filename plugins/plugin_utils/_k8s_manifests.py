@@ -25,6 +25,8 @@ import posixpath
 import re
 from typing import Any, Mapping
 
+import yaml
+
 from ansible_collections.ascend.sglang.plugins.plugin_utils._k8s_placement import POD_IP_VAR, Workload
 from ansible_collections.ascend.sglang.plugins.plugin_utils._planner import Plan, Service
 
@@ -50,12 +52,6 @@ class Options:
     router_replicas: int
     secret_name: str
     model_pvc: str | None = None
-
-
-def workload(kind: str, name: str, namespace: str) -> Workload:
-    if kind == "rbg":
-        return Workload(kind, name, namespace, "RBG_LWP_LEADER_ADDRESS", "RBG_LWP_WORKER_INDEX")
-    return Workload(kind, name, namespace, "LWS_LEADER_ADDRESS", "LWS_WORKER_INDEX")
 
 
 def quantity(size: str) -> str:
@@ -119,6 +115,11 @@ def _ports(svc: Service) -> list[dict[str, Any]]:
             for what, port in svc.listens.items() if what in PORT_NAMES]
 
 
+def model_root(paths: list[str]) -> str:
+    """Where a model claim is mounted: the model paths' common parent."""
+    return posixpath.commonpath(paths)
+
+
 def _volumes(svc: Service, opts: Options) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The container runtime's read-only mounts (driver files, /etc/hccn.conf, the model paths) as hostPaths, or
     the model paths from the claim; /dev/shm as a memory emptyDir."""
@@ -133,7 +134,7 @@ def _volumes(svc: Service, opts: Options) -> tuple[list[dict[str, Any]], list[di
         volumes.append({"name": name, "hostPath": {"path": source}})
         mounts.append({"name": name, "mountPath": target, "readOnly": True})
     if opts.model_pvc and model_paths:
-        root = posixpath.commonpath(model_paths)
+        root = model_root(model_paths)
         volumes.append({"name": "model", "persistentVolumeClaim": {"claimName": opts.model_pvc, "readOnly": True}})
         mounts.append({"name": "model", "mountPath": root, "readOnly": True})
     if svc.role != "router":
@@ -142,8 +143,7 @@ def _volumes(svc: Service, opts: Options) -> tuple[list[dict[str, Any]], list[di
     return volumes, mounts
 
 
-def _container(svc: Service, image: str, opts: Options) -> dict[str, Any]:
-    volumes, mounts = _volumes(svc, opts)
+def _container(svc: Service, image: str, opts: Options, mounts: list[dict[str, Any]]) -> dict[str, Any]:
     container: dict[str, Any] = {"name": CONTAINER, "image": image, "command": _command(svc), "args": list(svc.argv),
                                  "env": _env(svc, opts)}
     ports = _ports(svc)
@@ -160,9 +160,9 @@ def _container(svc: Service, image: str, opts: Options) -> dict[str, Any]:
 
 def pod_template(svc: Service, plan: Plan, opts: Options, labels: Mapping[str, str]) -> dict[str, Any]:
     """The PodTemplateSpec of one service (a rank, or the router)."""
-    volumes = _volumes(svc, opts)[0]
+    volumes, mounts = _volumes(svc, opts)
     image = plan.container.image if plan.container else ""
-    spec: dict[str, Any] = {"containers": [_container(svc, image, opts)]}
+    spec: dict[str, Any] = {"containers": [_container(svc, image, opts, mounts)]}
     pod_labels = dict(labels)
     if svc.role != "router":
         if svc.node_rank == 0:
@@ -197,10 +197,11 @@ def _launch(svc: Service) -> tuple[Any, ...]:
             svc.container.mounts if svc.container else None)
 
 
-def role_services(plan: Plan, role: str) -> tuple[Service, Service | None, int, int]:
-    """(rank 0 of instance 0, rank 1 of instance 0 or None, instances, nnodes); TemplateMismatch when another
-    instance or rank would need a template of its own."""
-    instances = _by_role(plan).get(role) or {}
+def role_services(by_role: Mapping[str, Mapping[int, Mapping[int, Service]]], role: str
+                  ) -> tuple[Service, Service | None, int, int]:
+    """(rank 0 of instance 0, rank 1 of instance 0 or None, instances, nnodes) of ``_by_role``'s role;
+    TemplateMismatch when another instance or rank would need a template of its own."""
+    instances = by_role.get(role) or {}
     first = instances[0]
     leader, worker = first[0], first.get(1)
     for index, ranks in sorted(instances.items()):
@@ -226,14 +227,10 @@ def _leader_patch(leader: dict[str, Any]) -> dict[str, Any]:
     return {"metadata": {"labels": {LABEL_LEADER: "true"}}, "spec": {"containers": [{"name": CONTAINER, **added}]}}
 
 
-def _router(plan: Plan) -> Service | None:
-    services = (_by_role(plan).get("router") or {}).get(0)
-    return services[0] if services else None
-
-
-def _services(plan: Plan, opts: Options, roles: tuple[str, ...]) -> list[dict[str, Any]]:
+def _services(plan: Plan, opts: Options, leaders: Mapping[str, Service], router: Service | None
+              ) -> list[dict[str, Any]]:
+    """The router's Service and a headless Service of each role's leaders (``leaders``: role -> rank 0)."""
     out = []
-    router = _router(plan)
     if router is not None:
         labels = _labels(opts, "router", plan)
         ports = [{"name": p["name"], "port": p["containerPort"], "targetPort": p["name"], "protocol": "TCP"}
@@ -241,8 +238,7 @@ def _services(plan: Plan, opts: Options, roles: tuple[str, ...]) -> list[dict[st
         out.append({"apiVersion": "v1", "kind": "Service",
                     "metadata": _metadata(f"{opts.workload.name}-router", opts, labels),
                     "spec": {"type": "ClusterIP", "selector": _selector(opts, "router"), "ports": ports}})
-    for role in roles:
-        leader = role_services(plan, role)[0]
+    for role, leader in leaders.items():
         labels = _labels(opts, role, plan)
         ports = [{"name": p["name"], "port": p["containerPort"], "targetPort": p["containerPort"], "protocol": "TCP"}
                  for p in _ports(leader)]
@@ -260,11 +256,14 @@ def _selector(opts: Options, role: str) -> dict[str, str]:
 def manifests(plan: Plan, roles: tuple[str, ...], opts: Options) -> list[dict[str, Any]]:
     """Every object of the export, workloads first."""
     kind = opts.workload.kind
-    router = _router(plan)
+    by_role = _by_role(plan)
+    router = ((by_role.get("router") or {}).get(0) or {}).get(0)
     objects: list[dict[str, Any]] = []
     rbg_roles: list[dict[str, Any]] = []
+    leaders: dict[str, Service] = {}
     for role in roles:
-        leader_svc, worker_svc, count, nnodes = role_services(plan, role)
+        leader_svc, worker_svc, count, nnodes = role_services(by_role, role)
+        leaders[role] = leader_svc
         labels = _labels(opts, role, plan)
         leader = pod_template(leader_svc, plan, opts, labels)
         worker = pod_template(worker_svc, plan, opts, labels) if worker_svc else None
@@ -312,9 +311,27 @@ def manifests(plan: Plan, roles: tuple[str, ...], opts: Options) -> list[dict[st
             "metadata": _metadata(opts.workload.name, opts, {k: v for k, v in _labels(opts, "router", plan).items()
                                                              if k != "app.kubernetes.io/component"}),
             "spec": {"roles": rbg_roles}})
-    return objects + _services(plan, opts, roles)
+    return objects + _services(plan, opts, leaders, router)
 
 
 def file_name(obj: Mapping[str, Any]) -> str:
     """<kind>-<name>.yaml, lower-case: one object per file."""
     return re.sub(r"[^a-z0-9.-]", "-", f"{obj['kind'].lower()}-{obj['metadata']['name']}") + ".yaml"
+
+
+HEADER = ("# Generated by ascend.sglang (playbooks/kubernetes.yml) from profile {profile}: the host plan's argv and env,\n"
+          "# with the placement values from the workload (README: Kubernetes). Regenerate instead of editing.\n")
+
+
+class _Dumper(yaml.SafeDumper):
+    """Block lists indented under their key, as kubectl writes them; long strings kept on one line."""
+
+    def increase_indent(self, flow=False, indentless=False):
+        return super().increase_indent(flow, False)
+
+
+def dump(obj: Mapping[str, Any], profile: str) -> bytes:
+    """One object's file: the header, then the object as a YAML document."""
+    text = yaml.dump(obj, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=1 << 16,
+                     allow_unicode=True)
+    return (HEADER.format(profile=profile) + "---\n" + text).encode("utf-8")

@@ -34,8 +34,16 @@ class Workload:
     kind: str  # rbg | lws
     name: str  # sglang_k8s_name
     namespace: str
-    leader_address_var: str  # injected into every pod of a group: its leader's DNS name
-    worker_index_var: str  # injected: the pod's index in its group (0: the leader)
+
+    @property
+    def leader_address_var(self) -> str:
+        """Injected into every pod of a group: its leader's DNS name."""
+        return "RBG_LWP_LEADER_ADDRESS" if self.kind == "rbg" else "LWS_LEADER_ADDRESS"
+
+    @property
+    def worker_index_var(self) -> str:
+        """Injected: the pod's index in its group (0: the leader)."""
+        return "RBG_LWP_WORKER_INDEX" if self.kind == "rbg" else "LWS_WORKER_INDEX"
 
     def group(self, role: str) -> str:
         """The name of the role's leader-worker workload (its LeaderWorkerSet, or RBG's for the role)."""
@@ -54,7 +62,7 @@ class Workload:
 
 @dataclasses.dataclass(frozen=True)
 class KubePlacement(Placement):
-    workload: Workload = dataclasses.field(default_factory=lambda: Workload("lws", "sglang", "default", "", ""))
+    workload: Workload
 
     def server_spec(self, spec: RoleSpec) -> RoleSpec:
         if "--base-gpu-id" not in spec.args and not spec.base_gpu_id:

@@ -15,7 +15,7 @@ import re
 import pytest
 import yaml
 
-from ansible_collections.ascend.sglang.plugins.action.sglang_k8s_manifests import dump
+from ansible_collections.ascend.sglang.plugins.plugin_utils._k8s_manifests import dump
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _k8s_export
 from ansible_collections.ascend.sglang.plugins.plugin_utils._planner import plan
 from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import available_profiles, load_profile

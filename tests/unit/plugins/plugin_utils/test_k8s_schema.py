@@ -9,7 +9,7 @@ import copy
 import pytest
 import yaml
 
-from ansible_collections.ascend.sglang.plugins.action.sglang_k8s_manifests import dump
+from ansible_collections.ascend.sglang.plugins.plugin_utils._k8s_manifests import dump
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _k8s_export
 from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import available_profiles, load_profile
 from k8s_objects import pod_templates
