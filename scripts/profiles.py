@@ -101,6 +101,10 @@ def readme_table() -> str:
         rows.append(f"| `{p.id}` | {p.model} | {p.hardware} | {p.cards} | {mode} | {p.dataset.get('name')} | "
                     f"{p.tpot_target_ms:g} ms | {shape(p)} (`{inventory_of(p)}`) | "
                     f"{', '.join(f'`{v}`' for v in needs(p) if v != 'sglang_model_path')} |")
+    # The short names the README and the examples use, each on a row of its own naming what it stands for.
+    for alias in sorted(ALIAS_PLAYBOOK):
+        target = _read_yaml(f"{profiles_dir()}/{alias}.yml")["alias_of"]
+        rows.append(f"| `{alias}` | alias of `{target}` | | | | | | | |")
     return "\n".join(rows)
 
 

@@ -18,6 +18,7 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils._bench_verdict impor
 from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import PlanError
 from ansible_collections.ascend.sglang.plugins.plugin_utils._png import bench_chart
 from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import load_profile
+from ansible_collections.ascend.sglang.plugins.plugin_utils._serialize import plain
 
 
 def _write(path: str, data: bytes) -> None:
@@ -36,7 +37,7 @@ class ActionModule(ActionBase):
     def run(self, tmp=None, task_vars=None):
         task_vars = task_vars or {}
         result = super().run(tmp, task_vars)
-        args = self._task.args
+        args = plain(self._task.args)  # plain Python: Ansible's tagged types reach no writer
         run = args.get("result")
         if not isinstance(run, dict):
             raise AnsibleActionFail("result: the registered result of ascend.sglang.sglang_bench")

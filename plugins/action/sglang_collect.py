@@ -15,6 +15,7 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.ascend.sglang.plugins.plugin_utils._collect_bundle import (
     host_dir, secret_values, write_host)
 from ansible_collections.ascend.sglang.plugins.plugin_utils._host_files import DEFAULT_SETTINGS, host_files
+from ansible_collections.ascend.sglang.plugins.plugin_utils._serialize import plain
 
 # The rendered files a bundle holds (never the .secrets file, nor the collection's own programs).
 KINDS = ("cann_env", "sysctl", "env", "launcher", "unit", "watchdog_config", "watchdog_unit")
@@ -37,7 +38,7 @@ class ActionModule(ActionBase):
     def run(self, tmp=None, task_vars=None):
         task_vars = task_vars or {}
         result = super().run(tmp, task_vars)
-        args = self._task.args
+        args = plain(self._task.args)  # plain Python: Ansible's tagged types reach no writer
         if args.get("record_start") is not None:
             # deploy.yml: the start of this deploy, the default window of a later collection.
             return dict(result, **self._execute_module(

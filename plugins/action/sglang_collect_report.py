@@ -15,6 +15,7 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.ascend.sglang.plugins.module_utils._collect import Redactor
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _collect_bundle as bundle
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _diagnosis
+from ansible_collections.ascend.sglang.plugins.plugin_utils._serialize import plain
 
 
 def _hostvar(hostvars, host: str, name: str, raw: bool = False):
@@ -34,7 +35,7 @@ class ActionModule(ActionBase):
     def run(self, tmp=None, task_vars=None):
         task_vars = task_vars or {}
         result = super().run(tmp, task_vars)
-        args = self._task.args
+        args = plain(self._task.args)  # plain Python: Ansible's tagged types reach no writer
         plan, bundle_dir = args.get("plan"), str(args.get("bundle_dir") or "")
         collect_dir = os.path.abspath(os.path.expanduser(str(args.get("collect_dir") or ".")))
         if not isinstance(plan, dict) or not isinstance(plan.get("hosts"), dict):

@@ -14,6 +14,7 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils import _k8s_export, 
 from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector, PlanError
 from ansible_collections.ascend.sglang.plugins.plugin_utils._inputs import UNREADABLE, read_inventory, template_reader
 from ansible_collections.ascend.sglang.plugins.plugin_utils._output_dir import ForeignFiles, refuse_foreign
+from ansible_collections.ascend.sglang.plugins.plugin_utils._serialize import plain
 
 
 class ActionModule(ActionBase):
@@ -24,7 +25,7 @@ class ActionModule(ActionBase):
     def run(self, tmp=None, task_vars=None):
         task_vars = task_vars or {}
         result = super().run(tmp, task_vars)
-        args = self._task.args
+        args = plain(self._task.args)  # plain Python: Ansible's tagged types reach no writer
         if not args.get("profile"):
             raise AnsibleActionFail("variable 'sglang_profile' is not set: pass -e sglang_profile=<id>")
         if not args.get("dest"):

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import os
 
-from ansible.errors import AnsibleActionFail, AnsibleError
+from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _plan_table
 from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector, PlanError
 from ansible_collections.ascend.sglang.plugins.plugin_utils._inputs import plan_inputs, read_inventory, template_reader
+from ansible_collections.ascend.sglang.plugins.plugin_utils._serialize import plain
 
 
 class ActionModule(ActionBase):
@@ -22,11 +23,13 @@ class ActionModule(ActionBase):
     def run(self, tmp=None, task_vars=None):
         task_vars = task_vars or {}
         result = super().run(tmp, task_vars)
-        args = self._task.args
+        args = plain(self._task.args)  # plain Python: Ansible's tagged types reach no writer
         profile_id = args.get("profile")
         if not profile_id:
-            raise AnsibleActionFail("variable 'sglang_profile' is not set: pass -e sglang_profile=<id> "
-                                    "or run one of the per-profile playbooks")
+            # A result, not an exception: plan.yml's next task shows it (this task's own result is not logged).
+            result.update(failed=True, msg="sglang plan rejected: variable 'sglang_profile' is not set: pass "
+                                           "-e sglang_profile=<id> or run one of the per-profile playbooks")
+            return result
         groups = task_vars.get("groups") or {}
         hostvars = task_vars.get("hostvars") or {}
         errors = Collector()

@@ -10,6 +10,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils._planner import PLAN_VERSION
+from ansible_collections.ascend.sglang.plugins.plugin_utils._serialize import plain
 
 PASSED = ("mode", "min_driver_version", "min_cann_version", "min_hbm_free_ratio", "npu_smi", "driver_info",
           "toolkit_info", "probe_timeout", "runtime_timeout", "installed_by_roles", "stack_policy", "hccn_tool",
@@ -23,7 +24,7 @@ class ActionModule(ActionBase):
     def run(self, tmp=None, task_vars=None):
         task_vars = task_vars or {}
         result = super().run(tmp, task_vars)
-        args = dict(self._task.args)
+        args = plain(self._task.args)  # plain Python: Ansible's tagged types reach no writer
         plan = args.get("plan")
         if plan is None:
             localhost = (task_vars.get("hostvars") or {}).get("localhost") or {}

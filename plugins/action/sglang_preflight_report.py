@@ -18,6 +18,7 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils._preflight_report im
     aggregate, host_result_findings, render_table, report,
 )
 from ansible_collections.ascend.sglang.plugins.plugin_utils._report import fail_on_value, stops
+from ansible_collections.ascend.sglang.plugins.plugin_utils._serialize import plain
 
 
 def _result(hostvars, host, var) -> dict | None:
@@ -35,7 +36,7 @@ class ActionModule(ActionBase):
     def run(self, tmp=None, task_vars=None):
         task_vars = task_vars or {}
         result = super().run(tmp, task_vars)
-        args = self._task.args
+        args = plain(self._task.args)  # plain Python: Ansible's tagged types reach no writer
         try:
             # Named as the operator set it (fail_on_var: sglang_preflight_fail_on, say) when it is wrong.
             fail_on = fail_on_value(args.get("fail_on"), str(args.get("fail_on_var") or "fail_on"))

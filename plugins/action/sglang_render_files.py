@@ -21,6 +21,7 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils import _monitoring
 from ansible_collections.ascend.sglang.plugins.plugin_utils._output_dir import ForeignFiles, refuse_foreign
 from ansible_collections.ascend.sglang.plugins.plugin_utils._rollout import (
     decide, file_changes, host_facts, host_queries, restart_reason, stale_watchdogs)
+from ansible_collections.ascend.sglang.plugins.plugin_utils._serialize import plain
 
 _ROLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "roles", "sglang_service")
 # A host's render directory: no path separator, no leading dot or dash.
@@ -81,7 +82,7 @@ class ActionModule(ActionBase):
         task_vars = task_vars or {}
         result = super().run(tmp, task_vars)
         self._sources = {}
-        args = self._task.args
+        args = plain(self._task.args)  # plain Python: Ansible's tagged types reach no writer
         plan = args.get("plan")
         if not isinstance(plan, dict) or not isinstance(plan.get("hosts"), dict):
             raise AnsibleActionFail("plan: the deployment plan (sglang_plan)")

@@ -13,6 +13,7 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.ascend.sglang.plugins.plugin_utils._status import (
     healthy, pending_services, render_table, status_rows,
 )
+from ansible_collections.ascend.sglang.plugins.plugin_utils._serialize import plain
 
 
 class ActionModule(ActionBase):
@@ -23,7 +24,7 @@ class ActionModule(ActionBase):
     def run(self, tmp=None, task_vars=None):
         task_vars = task_vars or {}
         result = super().run(tmp, task_vars)
-        args = self._task.args
+        args = plain(self._task.args)  # plain Python: Ansible's tagged types reach no writer
         plan = args.get("plan")
         if not isinstance(plan, dict) or "hosts" not in plan:
             raise AnsibleActionFail("plan: the deployment plan (sglang_plan)")
@@ -38,7 +39,8 @@ class ActionModule(ActionBase):
         table = render_table(rows)
         ok = healthy(rows)
         pending = pending_services(rows)
-        doc = {"profile": plan.get("profile"), "healthy": ok, "restarts_pending": pending, "services": rows}
+        deployment = str(plan.get("deployment") or plan.get("profile"))
+        doc = {"deployment": deployment, "profile": plan.get("profile"), "healthy": ok, "restarts_pending": pending, "services": rows}
         if args.get("json_path"):
             path = os.path.abspath(os.path.expanduser(str(args["json_path"])))
             os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -47,7 +49,9 @@ class ActionModule(ActionBase):
                 handle.write("\n")
             os.replace(path + ".tmp", path)
             result["json_path"] = path
-        summary = f"{plan.get('profile')}: {len(rows)} services, {'all healthy' if ok else 'NOT all healthy'}"
+        # The deployment's name heads the summary (two deployments of one profile are told apart).
+        name = deployment if deployment == plan.get("profile") else f"{deployment} (profile {plan.get('profile')})"
+        summary = f"{name}: {len(rows)} services, {'all healthy' if ok else 'NOT all healthy'}"
         if pending:
             # Healthy or not, these run a configuration their files no longer show (module_utils/_started.py).
             summary += (f"; {len(pending)} run other files than their own (restart pending: "

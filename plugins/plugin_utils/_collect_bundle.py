@@ -146,7 +146,13 @@ def archive(bundle_dir: str, out_path: str) -> int:
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
         tar.add(bundle_dir, arcname=name, filter=_private)
-    fd = os.open(out_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        # Never through a link or over a file: the archive holds every host's logs.
+        fd = os.open(out_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        kind = "a link" if os.path.islink(out_path) else "a file"
+        raise ValueError(f"{out_path} already exists ({kind}), and is never replaced: remove it, or pass another "
+                         "sglang_collect_dir") from None
     with os.fdopen(fd, "wb") as handle:
         handle.write(buffer.getvalue())
     return len(buffer.getvalue())

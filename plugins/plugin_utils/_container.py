@@ -134,6 +134,14 @@ def image_reference(value: Any, errors: Collector, where: contract.Where) -> str
         where.add(errors, f"is not an image reference like lmsysorg/sglang:TAG (lower-case repository, optional "
                           f"registry, :tag and/or @sha256:digest; no blanks or shell characters), got {image[:80]!r}")
         return None
+    # The plan checks every flag against one SGLang release: an image must pin one.  Without a tag (or digest) the
+    # engine pulls :latest, which moves; :latest itself too.
+    name = image.split("@", 1)[0].rsplit("/", 1)[-1]
+    if "@" not in image and (":" not in name or name.endswith(":latest")):
+        where.add(errors, f"{image!r} pins no release ({'no tag: ' if ':' not in name else ''}:latest moves while "
+                          "the plan checked every flag against one SGLang release): give the image's tag of that "
+                          "release (lmsysorg/sglang:TAG) or a digest (@sha256:...)")
+        return None
     return image
 
 

@@ -303,6 +303,10 @@ def stack_pins(value: Any, errors: Collector, where: Where) -> Any:
         here = Where(f"{where.variable}.{name}", where.group, where.host)
         if not isinstance(name, str) or not PACKAGE_RE.fullmatch(name):
             here.add(errors, f"{_shown(name)} is not a package name")
+        elif re.sub(r"[-_.]+", "-", name).lower() == "sglang":
+            # The plan renders and checks every flag for one release: a pin here would install another one.
+            here.add(errors, "sglang's release is the plan's: set sglang_release (every flag is checked against it), "
+                             "not a stack entry")
         elif not isinstance(version, (str, int, float)) or isinstance(version, bool) \
                 or not VERSION_RE.fullmatch(str(version)):
             here.add(errors, f"must be a version such as 2.8.0+cpu, got {_shown(version)}")

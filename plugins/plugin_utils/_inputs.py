@@ -21,7 +21,8 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils import _settings as 
 from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector
 from ansible_collections.ascend.sglang.plugins.plugin_utils._planner import Plan, plan
 from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import load_profile
-from ansible_collections.ascend.sglang.plugins.plugin_utils._topology import build_inventory
+from ansible_collections.ascend.sglang.plugins.plugin_utils._serialize import plain
+from ansible_collections.ascend.sglang.plugins.plugin_utils._topology import MONITORING_GROUP, build_inventory
 
 UNREADABLE = object()
 # Host values the planner reads besides the table's host rows.
@@ -42,7 +43,8 @@ def template_reader(templar: Any, errors: Collector) -> Read:
     def read(source: Mapping[str, Any], key: str, host: str | None) -> Any:
         """One inventory value, templated; a template that cannot be evaluated is a finding, not a traceback."""
         try:
-            return templar.template(source[key])
+            # Plain Python from here on: Ansible's tagged types reach no checker, plan or serializer.
+            return plain(templar.template(source[key]))
         except Exception as exc:  # noqa: BLE001 - any templating error becomes a finding naming the variable
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             if host is not None and DEFERRED_RE.search(first):
@@ -55,7 +57,7 @@ def template_reader(templar: Any, errors: Collector) -> Read:
 
 
 def _group_of(host: str, groups: Mapping[str, Any]) -> str | None:
-    return next((g for g in SERVER_GROUPS if host in (groups.get(g) or ())), None)
+    return next((g for g in SERVER_GROUPS + (MONITORING_GROUP,) if host in (groups.get(g) or ())), None)
 
 
 def _shown(row: table.Setting, value: Any) -> str:
@@ -79,7 +81,9 @@ def read_inventory(groups: Mapping[str, Any], hostvars: Mapping[str, Mapping[str
             continue
         variables[name] = value  # checked by the planner (_settings.check_one_values)
     host_values: dict[str, dict[str, Any]] = {}
-    wanted = sorted({h for g in SERVER_GROUPS for h in (groups.get(g) or ())})
+    # The Prometheus hosts too: their values are checked before any host task like the servers'.
+    wanted = sorted({h for g in SERVER_GROUPS + (MONITORING_GROUP,) for h in (groups.get(g) or ())
+                     if isinstance(h, str)})
     for host in wanted:
         hv = hostvars.get(host) or {}
         group = _group_of(host, groups)

@@ -20,7 +20,7 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils import _contract as 
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _k8s_manifests as manifests
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _settings
 from ansible_collections.ascend.sglang.plugins.plugin_utils._container import DEFAULT_SHM_SIZE
-from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector
+from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector, PlanError
 from ansible_collections.ascend.sglang.plugins.plugin_utils._k8s_placement import KubePlacement, Workload
 from ansible_collections.ascend.sglang.plugins.plugin_utils._planner import Plan, plan
 from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import Profile, load_profile
@@ -102,7 +102,15 @@ def export(profile_id: str, variables: Mapping[str, Any], nic: Any = None, error
     workload = Workload(kind, name, checked["sglang_k8s_namespace"])
     inventory = build_inventory(groups, hostvars, planned_vars)
     inventory = dataclasses.replace(inventory, findings=tuple(errors.findings) + inventory.findings)
-    placed = plan(profile, inventory, KubePlacement(workload=workload))  # raises PlanError with every finding
+    try:
+        placed = plan(profile, inventory, KubePlacement(workload=workload))  # raises PlanError with every finding
+    except PlanError as exc:
+        if checked.get("sglang_k8s_secret_flags") is not None:
+            # The planner checks the flags as sglang_secrets, which the export made of sglang_k8s_secret_flags:
+            # its findings name the variable the operator set.
+            exc.findings = [dataclasses.replace(f, variable="sglang_k8s_secret_flags." + f.variable.split(".", 1)[1])
+                            if (f.variable or "").startswith("sglang_secrets.") else f for f in exc.findings]
+        raise
     shm = planned_vars.get("sglang_container_shm_size", DEFAULT_SHM_SIZE)
     options = manifests.Options(
         workload=workload, npu_resource=checked["sglang_k8s_npu_resource"],

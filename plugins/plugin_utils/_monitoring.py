@@ -6,12 +6,16 @@ Pure; no Ansible import.  The planner asks ``settings`` for the deployment's mon
 ``server_flags`` / ``router_flags`` for what the launches get; ``files`` turns a plan (its dict form) into the
 files an operator's Prometheus reads:
 
-- ``targets/<profile>.<role>.json``: Prometheus ``file_sd`` target lists, one per scrape job (role), every
-  target labelled with profile, role, sglang_instance (the instance key), node_rank, nnodes, host and service;
+- ``targets/<deployment>.<role>.json``: Prometheus ``file_sd`` target lists, one per scrape job (role), every
+  target labelled with deployment (sglang_deployment, default the profile id), profile, role, sglang_instance
+  (the instance key), node_rank, nnodes, host and service;
   a role the plan lacks gets an empty list, so that a plan that shrank leaves no stale target behind;
 - ``prometheus.yml``: the scrape jobs (one per role, reading ``targets/*.<role>.json``) and the rule files;
   the same for every deployment, so that several deployments' files can share one directory;
-- ``rules/<profile>.yml``: recording and alerting rules, thresholds from the profile and the inventory.
+- ``rules/<deployment>.yml``: recording and alerting rules, thresholds from the profile and the inventory; they
+  select the deployment's own series, and every alert carries its deployment label.
+Several deployments share one directory (one Prometheus): each writes its own targets and rules.  A file there
+that the collection did not write is never overwritten (``foreign``).
 
 Metric names come from the releases this collection renders for: SGLang's
 ``python/sglang/srt/metrics/collector.py`` (v0.5.6.post2 to v0.5.9: ``sglang:num_queue_reqs``,
@@ -31,11 +35,10 @@ import re
 import urllib.parse
 from typing import Any, Mapping
 
-import yaml
-
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _contract as c
 from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector
 from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import SERVER_ROLES
+from ansible_collections.ascend.sglang.plugins.plugin_utils._serialize import yaml_text
 
 # The Rust router's exporter when no flag says otherwise (router_args.py of 0.3.0 / 0.3.2: 0.0.0.0:29000): what a
 # router started without the plan's flags listens on.
@@ -155,7 +158,7 @@ def targets(plan: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
             if not metrics_url:
                 continue
             address = urllib.parse.urlsplit(metrics_url).netloc
-            labels = {"profile": str(plan["profile"]), "role": svc["role"], "sglang_instance": svc["instance_key"],
+            labels = {"deployment": deployment(plan), "profile": str(plan["profile"]), "role": svc["role"], "sglang_instance": svc["instance_key"],
                       "node_rank": str(svc["node_rank"]), "nnodes": str(svc["nnodes"]), "host": str(host),
                       "service": svc["name"]}
             out[svc["role"]].append({"order": (int(svc["instance"]), int(svc["node_rank"])), "targets": [address],
@@ -165,9 +168,14 @@ def targets(plan: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
+def deployment(plan: Mapping[str, Any]) -> str:
+    """The deployment's name (sglang_deployment; the profile id in a plan made before it existed)."""
+    return str(plan.get("deployment") or plan["profile"])
+
+
 def _yaml(value: Any) -> str:
     """Block YAML, in the order given, long expressions on one line."""
-    return yaml.safe_dump(value, default_flow_style=False, sort_keys=False, width=1000, allow_unicode=True)
+    return yaml_text(value, width=1000)
 
 
 def prometheus_config(base: str, scrape_interval: str) -> str:
@@ -175,7 +183,7 @@ def prometheus_config(base: str, scrape_interval: str) -> str:
     jobs = [{"job_name": f"sglang-{role}", "scrape_interval": scrape_interval, "metrics_path": "/metrics",
              "file_sd_configs": [{"files": [f"{base}/targets/*.{role}.json"]}]} for role in ROLES]
     head = ("# Scrape jobs of the SGLang deployments whose files ascend.sglang wrote into this directory (one job per\n"
-            "# role; the targets and their labels come from each plan: targets/<profile>.<role>.json). Load it as it\n"
+            "# role; the targets and their labels come from each plan: targets/<deployment>.<role>.json). Load it as it\n"
             "# is, or copy scrape_configs and rule_files into your own prometheus.yml.\n")
     return head + _yaml({"scrape_configs": jobs, "rule_files": [f"{base}/rules/*.yml"]})
 
@@ -189,9 +197,11 @@ def rules(plan: Mapping[str, Any]) -> str:
     """The recording and alerting rules of one plan."""
     mon = plan.get("monitoring") or {}
     profile = str(plan["profile"])
-    sel = f'profile="{profile}"'
+    name = deployment(plan)
+    # The deployment's own series: another deployment of the same profile in the same Prometheus is not mixed in.
+    sel = f'deployment="{name}"'
     servers = f'job=~"sglang-({"|".join(SERVER_ROLES)})", {sel}'
-    by = "profile, role, sglang_instance"
+    by = "deployment, profile, role, sglang_instance"
     found = targets(plan)
     interval = mon["scrape_interval"]
     down_for = mon["down_for"]
@@ -234,7 +244,7 @@ def rules(plan: Mapping[str, Any]) -> str:
             if counts[role]:
                 alerts.append(_alert(
                     "SGLangRouterWorkersMissing",
-                    f'sum by (profile, host, service) (smg_worker_pool_size{{{sel}, worker_type="{worker_type}"}}) '
+                    f'sum by (deployment, profile, host, service) (smg_worker_pool_size{{{sel}, worker_type="{worker_type}"}}) '
                     f"< {counts[role]}", down_for, "critical",
                     f"Router {{{{ $labels.service }}}} lists fewer {role} workers than the plan's {counts[role]}",
                     f"The plan puts {counts[role]} {role} instance(s) behind the router; it lists "
@@ -260,11 +270,13 @@ def rules(plan: Mapping[str, Any]) -> str:
         "warning", "TTFT p90 of {{ $labels.sglang_instance }} is above " + f"{ttft:g} s",
         f"p90 time to first token {{{{ $value | humanizeDuration }}}} for {TTFT_FOR} (threshold: "
         f"{mon['ttft_source']})."))
-    head = (f"# Recording and alerting rules of the SGLang deployment of profile {profile} (ascend.sglang, from its\n"
+    for alert in alerts:  # every alert names its deployment, whatever its expression keeps of the series' labels
+        alert["labels"]["deployment"] = name
+    head = (f"# Recording and alerting rules of the SGLang deployment {name} of profile {profile} (ascend.sglang, from its\n"
             "# plan: rerun playbooks/monitoring.yml after the inventory or the profile changed).\n")
     doc = {"groups": [
-        {"name": f"sglang-{profile}-recording", "interval": interval, "rules": recording},
-        {"name": f"sglang-{profile}-alerts", "interval": interval, "rules": alerts},
+        {"name": f"sglang-{name}-recording", "interval": interval, "rules": recording},
+        {"name": f"sglang-{name}-alerts", "interval": interval, "rules": alerts},
     ]}
     return head + _yaml(doc)
 
@@ -272,14 +284,40 @@ def rules(plan: Mapping[str, Any]) -> str:
 def files(plan: Mapping[str, Any], base: str) -> dict[str, str]:
     """Relative path -> content of the Prometheus files of a plan written under ``base`` (absolute: the scrape
     config names its files by absolute path, as an existing prometheus.yml including it needs)."""
-    # Plain types (a plan from Ansible holds its tagged strings, which the YAML dumper refuses).
-    plan = json.loads(json.dumps(plan))
     mon = plan.get("monitoring") or {}
     if not mon.get("metrics"):
         raise ValueError("sglang_metrics is false: the servers export no metrics, there is nothing to scrape")
-    profile = str(plan["profile"])
+    name = deployment(plan)
     out = {"prometheus.yml": prometheus_config(base, mon["scrape_interval"])}
     for role, entries in targets(plan).items():
-        out[f"targets/{profile}.{role}.json"] = json.dumps(entries, indent=1) + "\n"
-    out[f"rules/{profile}.yml"] = rules(plan)
+        out[f"targets/{name}.{role}.json"] = json.dumps(entries, indent=1) + "\n"
+    out[f"rules/{name}.yml"] = rules(plan)
     return out
+
+
+# What the collection's YAML files carry in their first lines (prometheus_config, rules): a file without it is
+# the operator's.
+MARK = "ascend.sglang"
+
+
+def foreign(rel: str, existing: str, name: str) -> str | None:
+    """Why the file already at ``rel`` (relative to the directory) is not one the collection wrote for deployment
+    ``name``, so must not be replaced; None when it may be.  Target lists carry no comment: one is this
+    deployment's when every entry has the labels this collection writes and this deployment's name (an empty list
+    holds nothing to lose)."""
+    if rel.endswith(".yml"):
+        if MARK in "".join(existing.splitlines(keepends=True)[:3]):
+            return None
+        return f"has no '{MARK}' header: the collection did not write it"
+    try:
+        entries = json.loads(existing)
+    except ValueError:
+        return "is not a target list the collection wrote (not JSON)"
+    if not isinstance(entries, list) or not all(
+            isinstance(e, dict) and isinstance(e.get("labels"), dict) and "sglang_instance" in e["labels"]
+            for e in entries):
+        return "is not a target list the collection wrote (entries without its labels)"
+    others = sorted({str(e["labels"].get("deployment", name)) for e in entries} - {name})
+    if others:
+        return f"holds the targets of deployment {', '.join(others)}"
+    return None

@@ -166,6 +166,8 @@ class Plan:
     # The monitoring settings (plugin_utils/_monitoring.py Settings): metrics on, scrape interval, alert thresholds;
     # empty in a plan built without them (no metrics).
     monitoring: dict[str, Any] = dataclasses.field(default_factory=dict)
+    # sglang_deployment (default: the profile id): names the Prometheus files, labels targets and alerts.
+    deployment: str = ""
     # Version of this form (as_dict / JSON); a consumer refuses a plan of another version.
     plan_version: int = PLAN_VERSION
 
@@ -356,6 +358,8 @@ def plan(profile: Profile, inv: Inventory, placement: _placement.Placement = _pl
         errors.add("PD separation needs a router host in front of its prefill and decode instances", group="router")
     if router_hosts and "router" not in specs:
         specs["router"] = _apply_overrides(DEFAULT_MIXED_ROUTER, overrides, errors)
+    if "router" in specs:
+        specs["router"] = _router_listen(specs["router"], checked["sglang_router_listen"], overrides, errors)
     # Metrics (sglang_metrics): a recorded deviation from the documented launches, added before the release check.
     for role in profile.server_roles:
         specs[role] = dataclasses.replace(specs[role], args={**specs[role].args, **_monitoring.server_flags(monitoring)})
@@ -530,7 +534,26 @@ def plan(profile: Profile, inv: Inventory, placement: _placement.Placement = _pl
                 runtime="container" if settings is not None else "host",
                 container=settings,
                 hardware=profile.hardware, preflight=preflight, instances=planned_instances,
-                reference_stack=_reference_stack(releases), monitoring=dataclasses.asdict(monitoring))
+                reference_stack=_reference_stack(releases),
+                monitoring={**dataclasses.asdict(monitoring), "host_dirs": dict(inv.monitoring_dirs)},
+                deployment=checked.get("sglang_deployment") or profile.id)
+
+
+# What sglang_router_listen puts into the router's --host: the documented launch binds loopback (the profile's own
+# value is kept), {host} is the router host's sglang_host_ip.
+ROUTER_LISTEN_HOST = {"host_ip": "{host}", "any": "0.0.0.0"}
+
+
+def _router_listen(spec: RoleSpec, listen: str, overrides: Mapping[str, Any], errors: Collector) -> RoleSpec:
+    """The router's --host from sglang_router_listen; an override of --host besides it is refused (two sources of
+    one value)."""
+    if listen not in ROUTER_LISTEN_HOST:
+        return spec
+    if "--host" in ((overrides.get("router") or {}).get("args") or {}):
+        errors.add(f"sglang_router_listen is {listen} and sglang_overrides.router.args.--host is set too: keep one "
+                   "(sglang_router_listen)", group="router", variable="sglang_router_listen")
+        return spec
+    return dataclasses.replace(spec, args={**spec.args, "--host": ROUTER_LISTEN_HOST[listen]})
 
 
 # Every rank of an instance must wait as long for its peers: ranks with other timeouts fail in ways that are hard

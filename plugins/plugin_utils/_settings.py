@@ -234,6 +234,23 @@ def _replicas(value: Any, errors: Collector, where: c.Where) -> Any:
     return "max" if value == "max" else c.integer(value, errors, where, 1, 16)
 
 
+# A deployment's name: part of the Prometheus files' names, a label value in every target and alert, and quoted
+# inside the rules' PromQL selectors; letters, digits, '.', '_' and '-' only, so it needs no escaping anywhere.
+DEPLOYMENT_RE = re.compile(r"[A-Za-z0-9]([A-Za-z0-9_.-]{0,62}[A-Za-z0-9])?")
+
+
+def _deployment(value: Any, errors: Collector, where: c.Where) -> Any:
+    checked = c.text(value, errors, where, what="a name (a string)")
+    if checked is not None and not DEPLOYMENT_RE.fullmatch(checked):
+        where.add(errors, f"must be a name of letters, digits, '.', '_' and '-' (at most 64, starting and ending "
+                          f"with a letter or digit), got {c.shown(checked)}")
+        return None
+    return checked
+
+
+ROUTER_LISTEN = ("loopback", "host_ip", "any")
+
+
 def _int(low: int, high: int) -> Check:
     return lambda value, errors, where: c.integer(value, errors, where, low, high)
 
@@ -255,6 +272,13 @@ _PLANNED = "checked by the planner with the profile"
 TABLE: tuple[Setting, ...] = (
     # ---- the deployment: one value for every host ----------------------------------------------------------
     S("sglang_profile", RUN, "Profile id of the deployment (the per-profile playbooks set it).", c.text),
+    S("sglang_deployment", DEPLOYMENT, "Name of this deployment (default: the profile id): names its Prometheus "
+      "files, is the label deployment of every target and alert, and heads status.yml; give two deployments of "
+      "one profile that share a Prometheus different names.", _deployment),
+    S("sglang_router_listen", DEPLOYMENT, "Where the router listens: loopback (127.0.0.1, the documented launch), "
+      "host_ip (the router host's sglang_host_ip) or any (every address). The router has no client key: expose it "
+      "only behind a firewall or a proxy that authenticates.", _word(*ROUTER_LISTEN), "loopback",
+      choices=ROUTER_LISTEN),
     S("sglang_model_path", DEPLOYMENT, "Model weights directory on every server host (--model-path).", c.absolute_path),
     S("sglang_draft_model_path", DEPLOYMENT, "Draft model directory of the speculative-decoding profiles.",
       c.absolute_path),

@@ -30,6 +30,8 @@ class HostFacts:
     watchdog_port: int | None = None
     # The host's role settings (the settings table's host rows with a default), checked, defaults filled in.
     settings: Mapping[str, Any] = dataclasses.field(default_factory=dict, compare=False)
+    # Which variable gave ``address``: sglang_host_ip, ansible_host or inventory_hostname.
+    address_from: str = "sglang_host_ip"
 
     @property
     def address_key(self) -> str:
@@ -44,6 +46,8 @@ class Inventory:
     variables: dict[str, Any]
     # Contract findings on the host values (raised by the planner with every other problem).
     findings: tuple[Finding, ...] = ()
+    # The hosts of MONITORING_GROUP -> their sglang_monitoring_host_dir, checked (playbooks/monitoring.yml).
+    monitoring_dirs: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,6 +70,10 @@ class Instance:
     @property
     def key(self) -> str:
         return f"{self.role}-i{self.index}"
+
+
+# The inventory group of the Prometheus hosts playbooks/monitoring.yml writes onto.
+MONITORING_GROUP = "sglang_monitoring"
 
 
 def host_facts(name: str, hostvars: Mapping[str, Any], errors: Collector | None = None,
@@ -94,7 +102,7 @@ def host_facts(name: str, hostvars: Mapping[str, Any], errors: Collector | None 
     # An unusable address is replaced by the inventory name only so that planning can go on and
     # report every other problem; the findings above stop the plan.
     return HostFacts(name=name, address=address or name, nic=nic, hardware=hardware,
-                     watchdog_port=settings.get("sglang_watchdog_port"), settings=settings)
+                     watchdog_port=settings.get("sglang_watchdog_port"), settings=settings, address_from=var)
 
 
 def build_inventory(groups: Mapping[str, Any], hostvars: Mapping[str, Mapping[str, Any]],
@@ -113,7 +121,27 @@ def build_inventory(groups: Mapping[str, Any], hostvars: Mapping[str, Mapping[st
         for name in members:
             if name not in hosts:
                 hosts[name] = host_facts(name, hostvars.get(name) or {}, errors, role)
-    return Inventory(groups=wanted, hosts=hosts, variables=dict(variables), findings=tuple(errors.findings))
+    dirs = monitoring_dirs(groups, hostvars, errors)
+    return Inventory(groups=wanted, hosts=hosts, variables=dict(variables), findings=tuple(errors.findings),
+                     monitoring_dirs=dirs)
+
+
+def monitoring_dirs(groups: Mapping[str, Any], hostvars: Mapping[str, Mapping[str, Any]], errors: Collector
+                    ) -> dict[str, str]:
+    """Each Prometheus host's sglang_monitoring_host_dir (the table's default where unset), checked like every
+    host value before any host task: absolute, no control character."""
+    members = groups.get(MONITORING_GROUP) or []
+    if isinstance(members, str) or not all(isinstance(m, str) for m in members):
+        errors.add("must be a list of inventory host names", group=MONITORING_GROUP)
+        return {}
+    row = _settings.BY_NAME["sglang_monitoring_host_dir"]
+    out = {}
+    for name in members:
+        value = (hostvars.get(name) or {}).get(row.name, row.default)
+        checked = _settings.check(row, value, errors, contract.Where(row.name, MONITORING_GROUP, name))
+        if checked is not None:
+            out[name] = checked.rstrip("/") or "/"
+    return out
 
 
 def check_membership(inv: Inventory, server_roles: tuple[str, ...], errors: Collector) -> None:
@@ -150,6 +178,18 @@ def check_membership(inv: Inventory, server_roles: tuple[str, ...], errors: Coll
         by_address.setdefault(key, name)
 
 
+def _check_one_network(role: str, index: int, hosts: tuple[HostFacts, ...], errors: Collector) -> None:
+    """The ranks of one instance dial each other on one network: a rank without sglang_host_ip would bind its
+    management address (ansible_host) while its peers bind their data addresses, with one sglang_nic."""
+    given = [h.name for h in hosts if h.address_from == "sglang_host_ip"]
+    missing = [h.name for h in hosts if h.address_from != "sglang_host_ip"]
+    if given and missing:
+        errors.add(f"{len(hosts)}-node {role} instance {index}: hosts {', '.join(given)} set sglang_host_ip and "
+                   f"{', '.join(missing)} do not (they would bind their ansible_host or inventory name, another "
+                   "network than their peers'): set it on every rank of the instance or on none",
+                   group=role, host=missing[0], variable="sglang_host_ip")
+
+
 def split_instances(inv: Inventory, role: str, nnodes: int, errors: Collector) -> list[Instance]:
     members = inv.groups[role]
     if len(members) % nnodes:
@@ -166,6 +206,7 @@ def split_instances(inv: Inventory, role: str, nnodes: int, errors: Collector) -
                        f"{hosts[0].address}: the other ranks dial it (--dist-init-addr); set its network address",
                        group=role, host=hosts[0].name, variable="sglang_host_ip")
         if nnodes > 1:
+            _check_one_network(role, index, hosts, errors)
             for host in hosts:
                 if not host.nic:
                     errors.add(f"host is rank {hosts.index(host)} of {nnodes}-node {role} instance {index}: "

@@ -62,8 +62,11 @@ def test_archive_is_owner_only_rooted_at_its_name_and_opens_with_tar(tmp_path):
     assert "sglang-p-20261125T100000Z/p0/journal/u.service.log" in members
     assert all(stat.S_IMODE(m.mode) in (0o600, 0o700) for m in members.values())
     assert all(n.startswith("sglang-p-20261125T100000Z") for n in members)
-    with pytest.raises(FileExistsError):  # never over an earlier archive
+    with pytest.raises(ValueError, match="already exists .a file., and is never replaced"):  # never over an earlier archive
         bundle.archive(str(root), out)
+    os.symlink(os.path.join(str(tmp_path), "elsewhere"), out + ".link")
+    with pytest.raises(ValueError, match="already exists .a link."):  # never through a link
+        bundle.archive(str(root), out + ".link")
 
 
 def test_troubled_units_from_systemd_state_and_the_failure_text(tmp_path):

@@ -109,7 +109,7 @@ def test_entry_script_sources_cann_and_appends_secrets(tmp_path) -> None:
 
 
 @pytest.mark.parametrize("image", [
-    "lmsysorg/sglang:cann8.3.rc2-a3-release20260106", "sglang", "localhost:5000/team/sglang:v1",
+    "lmsysorg/sglang:cann8.3.rc2-a3-release20260106", "sglang:v1", "localhost:5000/team/sglang:v1",
     "lmsysorg/sglang@sha256:" + "a" * 64, "lmsysorg/sglang:v1@sha256:" + "0" * 64,
 ])
 def test_image_reference_accepted(image: str) -> None:
@@ -121,6 +121,8 @@ def test_image_reference_accepted(image: str) -> None:
 @pytest.mark.parametrize("image", [
     "--privileged", "LmsysOrg/sglang:x", "sglang:tag with blank", "sglang;reboot", "sglang:$(id)", "sglang:'x'",
     "sglang:" + "x" * 200, "", "sglang:-x", "/sglang", "sglang@sha256:abc", 42,
+    # No release pinned: the engine pulls :latest, which moves.
+    "sglang", "lmsysorg/sglang", "localhost:5000/team/sglang", "lmsysorg/sglang:latest",
 ])
 def test_image_reference_refused(image) -> None:
     errors = Collector()

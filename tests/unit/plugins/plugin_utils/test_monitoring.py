@@ -152,10 +152,12 @@ def test_pd_targets_and_labels():
     decode = json.loads(files[f"targets/{PD_RUST}.decode.json"])
     assert decode == [
         {"targets": ["10.2.0.1:8001"], "labels": {
-            "profile": PD_RUST, "role": "decode", "sglang_instance": "decode-i0", "node_rank": "0", "nnodes": "2",
+            "deployment": PD_RUST, "profile": PD_RUST, "role": "decode", "sglang_instance": "decode-i0",
+            "node_rank": "0", "nnodes": "2",
             "host": "decode0", "service": "sglang-decode-i0-r0"}},
         {"targets": ["10.2.0.2:8001"], "labels": {
-            "profile": PD_RUST, "role": "decode", "sglang_instance": "decode-i0", "node_rank": "1", "nnodes": "2",
+            "deployment": PD_RUST, "profile": PD_RUST, "role": "decode", "sglang_instance": "decode-i0",
+            "node_rank": "1", "nnodes": "2",
             "host": "decode1", "service": "sglang-decode-i0-r1"}}]
     prefill = json.loads(files[f"targets/{PD_RUST}.prefill.json"])
     assert [(e["targets"], e["labels"]["sglang_instance"]) for e in prefill] == [
