@@ -306,7 +306,7 @@ def test_promtool_server_down_and_ranks_disagree(tmp_path):
     case = mixed_case()
     rank0, rank1 = (target_labels(e, "sglang-mixed") for e in case.found["mixed"])
     router = target_labels(case.found["router"][0], "sglang-router")
-    instance = {k: rank0[k] for k in ("profile", "role", "sglang_instance")}
+    instance = {k: rank0[k] for k in ("deployment", "profile", "role", "sglang_instance")}
     one_down = [series("up", rank0, "1x40"), series("up", rank1, "1x4 0x36"), series("up", router, "1x40")]
     all_down = [series("up", rank0, "1x4 0x36"), series("up", rank1, "1x4 0x36"), series("up", router, "1x40")]
     tests = [
@@ -334,7 +334,7 @@ def test_promtool_router_down_unhealthy_worker_and_missing_workers(tmp_path):
     router = target_labels(case.found["router"][0], "sglang-router")
     worker = dict(router, worker="http://10.3.0.1:7439")
     pool = dict(router, worker_type="regular", connection_mode="http", model="unknown")
-    down = {k: router[k] for k in ("profile", "host", "service")}
+    down = {k: router[k] for k in ("deployment", "profile", "host", "service")}
     tests = [
         {"interval": "15s", "input_series": [series("up", router, "1x4 0x36")], "alert_rule_test": [
             {"eval_time": "4m", "alertname": "SGLangRouterDown",
@@ -358,7 +358,7 @@ def test_promtool_queueing_tpot_and_ttft(tmp_path):
     case = mixed_case()
     rank0 = target_labels(case.found["mixed"][0], "sglang-mixed")
     metric = dict(rank0, model_name="/models/m", engine_type="unified", tp_rank="0", pp_rank="0")
-    instance = {k: rank0[k] for k in ("profile", "role", "sglang_instance")}
+    instance = {k: rank0[k] for k in ("deployment", "profile", "role", "sglang_instance")}
     tpot = case.plan["monitoring"]["tpot_target_seconds"]
     ttft = case.plan["monitoring"]["ttft_p90_seconds"]
     slow_itl = min(b for b in BUCKETS_ITL if b > tpot)  # every token slower than the target
@@ -394,3 +394,27 @@ def test_promtool_queueing_tpot_and_ttft(tmp_path):
             {"eval_time": "20m", "alertname": a, "exp_alerts": []} for a in ("SGLangTPOTAboveTarget", "SGLangTTFTHigh")]},
     ]
     run_promtool(tmp_path, case.plan, tests)
+
+
+def test_a_file_the_collection_did_not_write_is_foreign():
+    p = pd().as_dict()
+    files = _monitoring.files(p, "/srv/prom")
+    name = _monitoring.deployment(p)
+    for rel, text in files.items():  # its own files may be replaced
+        assert _monitoring.foreign(rel, text, name) is None, rel
+    assert "header" in _monitoring.foreign("prometheus.yml", "global: {}\n", name)
+    assert _monitoring.foreign(f"targets/{name}.mixed.json", "[]", name) is None
+    assert "not JSON" in _monitoring.foreign(f"targets/{name}.mixed.json", "{", name)
+    other = files[f"targets/{name}.decode.json"].replace(f'"deployment": "{name}"', '"deployment": "other"')
+    assert "deployment other" in _monitoring.foreign(f"targets/{name}.decode.json", other, name)
+    hand = '[{"targets": ["h:9100"], "labels": {"job": "node"}}]'
+    assert "without its labels" in _monitoring.foreign(f"targets/{name}.decode.json", hand, name)
+
+
+def test_two_deployments_of_one_profile_are_told_apart():
+    a, b = pd(sglang_deployment="cluster-a").as_dict(), pd(sglang_deployment="cluster-b").as_dict()
+    fa, fb = _monitoring.files(a, "/srv/prom"), _monitoring.files(b, "/srv/prom")
+    assert set(fa) & set(fb) == {"prometheus.yml"} and fa["prometheus.yml"] == fb["prometheus.yml"]
+    rules = yaml.safe_load(fa["rules/cluster-a.yml"])
+    exprs = [r["expr"] for g in rules["groups"] for r in g["rules"]]
+    assert all('deployment="cluster-a"' in e for e in exprs) and not any("cluster-b" in e for e in exprs)
