@@ -21,7 +21,10 @@ pytestmark = pytest.mark.ansible
 
 
 def test_collect_lists_an_unreachable_host_and_archives_the_others(tmp_path: Path) -> None:
-    override = {"all": {"vars": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable},
+    # With values of the operator's own in all: vars (the plan written into the bundle carries them as given).
+    override = {"all": {"vars": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+                                 "sglang_deployment": "on",
+                                 "sglang_overrides": {"decode": {"env": {"A_YES": "y", "A_EXP": "1e3"}}}},
                         "hosts": {"router-0": {"ansible_connection": "ssh", "ansible_port": 1,
                                                "ansible_ssh_common_args": "-o ConnectTimeout=5"}}}}
     (tmp_path / "override.yml").write_text(yaml.safe_dump(override), encoding="utf-8")
@@ -51,6 +54,8 @@ def test_collect_lists_an_unreachable_host_and_archives_the_others(tmp_path: Pat
         assert f"{root}/{host}/index.json" in names
     assert "journal of sglang-decode-i0-r1.service" in [c["what"] for c in index["a3-decode-1"]["collected"]] + [
         f["what"] for f in index["a3-decode-1"]["failed"]]
-    assert plan["profile"] == "deepseek_r1_a3_32c_pd_3k5_1k5_50ms"
+    assert plan["profile"] == "deepseek_r1_a3_32c_pd_3k5_1k5_50ms" and plan["deployment"] == "on"
+    decode = plan["hosts"]["a3-decode-1"]["services"][0]["env"]
+    assert (decode["A_YES"], decode["A_EXP"]) == ("y", "1e3")
     # The private scratch directory went with the archive.
     assert not list(Path(os.environ.get("TMPDIR", "/tmp")).glob(f"sglang-collect-*/{root}"))
