@@ -290,7 +290,7 @@ plan:
     plan_version:
       description: Version of this form; raised whenever a field changes. A consumer refuses a plan of another version.
       type: int
-      sample: 3
+      sample: 4
     profile:
       description: The profile id.
       type: str
@@ -361,6 +361,8 @@ plan:
           C(router_metrics_port), C(scrape_interval), C(down_for), C(ttft_p90_seconds) and where it comes from
           (C(ttft_source)), C(tpot_target_seconds) (the profile's); each service's C(metrics_url) is where
           Prometheus scrapes it (null with metrics off and for a C(--mini-lb) router).
+        - C(host_dirs) - each host of the inventory group C(sglang_monitoring) and its C(sglang_monitoring_host_dir),
+          checked, where C(playbooks/monitoring.yml) writes the Prometheus files.
       type: dict
     router_upstreams:
       description: Per server role, the instances the router fronts, each with C(instance), C(host), C(url) and, for

@@ -40,7 +40,8 @@ DEFAULT_WATCHDOG_PORT = 8990
 # Version of the plan's dict / JSON form (Plan.plan_version): raised whenever a field changes.
 # 2: Service.python; the benchmark's python, module and flags.
 # 3: Service.metrics_url; Plan.monitoring.
-PLAN_VERSION = 3
+# 4: Plan.deployment; Plan.monitoring.host_dirs.
+PLAN_VERSION = 4
 
 SERVER_MODULE = "sglang.launch_server"
 ROUTER_MODULE = "sglang_router.launch_router"
