@@ -172,6 +172,11 @@ notes:
     missing, never changed)."
   - "C(sglang_monitoring_dir) (run; path; default -): playbooks/monitoring.yml: write the Prometheus files into this
     controller directory (else onto the sglang_monitoring hosts)."
+  - "C(sglang_import_source) (run; path; default -): playbooks/import_profiles.yml: the best-practice document to
+    import into profiles (the rendered page saved as text, or a per-model MDX page)."
+  - "C(sglang_profiles_dir) (run; path; default -): A controller directory of the operator's own profiles:
+    playbooks/import_profiles.yml writes into it (never over a file it did not write), and every playbook that plans
+    looks a profile up there before the collection's."
   - "C(sglang_plan_file) (run; path; default -): plan.yml (and every playbook that plans): also write the plan table
     and the plan as JSON to this controller path."
   - "C(sglang_render_dir) (run; path; default -): Render mode: write every host's files into this controller

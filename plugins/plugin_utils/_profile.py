@@ -142,7 +142,10 @@ def _read_yaml(path: str) -> dict[str, Any]:
 
 
 def load_profile(profile_id: str, directory: str | None = None) -> Profile:
-    """Read ``profiles/<id>.yml`` (following ``deployment_from``) and check it."""
+    """Read ``profiles/<id>.yml`` (following ``deployment_from``) and check it.  ``directory``: the operator's own
+    profiles (sglang_profiles_dir, e.g. written by playbooks/import_profiles.yml), searched before the collection's."""
+    if directory and isinstance(profile_id, str) and not os.path.exists(os.path.join(directory, f"{profile_id}.yml")):
+        directory = None  # not one of the operator's: the collection's own
     directory = directory or profiles_dir()
     errors = Collector()
     if not isinstance(profile_id, str) or not ID_RE.match(profile_id):

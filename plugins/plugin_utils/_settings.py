@@ -432,6 +432,11 @@ TABLE: tuple[Setting, ...] = (
     # ---- options of one playbook (-e) ---------------------------------------------------------------------
     S("sglang_monitoring_dir", RUN, "playbooks/monitoring.yml: write the Prometheus files into this controller "
       "directory (else onto the sglang_monitoring hosts).", _controller_path, type="path"),
+    S("sglang_import_source", RUN, "playbooks/import_profiles.yml: the best-practice document to import into profiles "
+      "(the rendered page saved as text, or a per-model MDX page).", _controller_path, type="path"),
+    S("sglang_profiles_dir", RUN, "A controller directory of the operator's own profiles: playbooks/import_profiles.yml "
+      "writes into it (never over a file it did not write), and every playbook that plans looks a profile up there "
+      "before the collection's.", _controller_path, type="path"),
     S("sglang_plan_file", RUN, "plan.yml (and every playbook that plans): also write the plan table and the plan "
       "as JSON to this controller path.", _controller_path, type="path"),
     S("sglang_render_dir", RUN, "Render mode: write every host's files into this controller directory instead of "

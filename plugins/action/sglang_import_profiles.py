@@ -1,0 +1,72 @@
+# Copyright: ascend.sglang contributors
+# Apache License 2.0
+"""Controller-side import of a best-practice document: writes its profiles into the operator's directory."""
+
+from __future__ import annotations
+
+import os
+
+from ansible.errors import AnsibleActionFail
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.ascend.sglang.plugins.module_utils._atomic_files import place_all
+from ansible_collections.ascend.sglang.plugins.plugin_utils import _import_output, _import_profile
+from ansible_collections.ascend.sglang.plugins.plugin_utils._import_doc import ImportRefusal, read_document
+from ansible_collections.ascend.sglang.plugins.plugin_utils._serialize import plain
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _VALID_ARGS = frozenset(("source", "dest", "curate"))
+    _requires_connection = False
+
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars or {})
+        args = plain(self._task.args)  # plain Python: Ansible's tagged types reach no writer
+        if not args.get("source"):
+            raise AnsibleActionFail("variable 'sglang_import_source' is not set: pass -e sglang_import_source=FILE "
+                                    "(a best-practice document saved as text, or an MDX page)")
+        if not args.get("dest"):
+            raise AnsibleActionFail("variable 'sglang_profiles_dir' is not set: pass -e sglang_profiles_dir=DIR "
+                                    "(the directory the profiles are written into)")
+        source = os.path.abspath(os.path.expanduser(str(args["source"])))
+        dest = os.path.abspath(os.path.expanduser(str(args["dest"])))
+        try:
+            with open(source, encoding="utf-8") as handle:
+                text = handle.read()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise AnsibleActionFail(f"variable 'sglang_import_source': cannot read '{source}': {exc}") from None
+        collection = _import_profile.collection_profiles()
+        # The collection's recorded deviations and figure corrections are the importer's only fixes; without
+        # them (curate: false) every section that needs one is refused naming its line.
+        curations = _import_profile.curations_by_section(collection) if args.get("curate", True) else {}
+        try:
+            document = read_document(text, os.path.basename(source))
+            items = _import_profile.import_document(document, curations, strict=False)
+            planned = _import_output.plan_files(items, source, dest, collection)
+            _import_output.check_destination(dest, [os.path.basename(p.path) for p in planned],
+                                             "sglang_profiles_dir")
+        except (ImportRefusal, _import_output.NotOurs) as exc:
+            lines = str(exc).splitlines()
+            result.update(failed=True, msg=f"sglang import of {os.path.basename(source)} refused: " + (
+                lines[0] if len(lines) == 1 else f"{len(lines)} problems:\n" + "\n".join(f"  - {x}" for x in lines)),
+                refusals=lines)
+            return result
+        files = [{"path": p.path, "data": p.content.encode("utf-8"), "mode": 0o644} for p in planned]
+        try:
+            placed = place_all([{"path": dest, "mode": 0o755}], files, bool(self._task.check_mode),
+                               bool(self._task.diff))
+        except OSError as exc:
+            raise AnsibleActionFail(f"writing sglang_profiles_dir failed: {exc}") from None
+        stale = [{"profile": item.id, **{k: str(v) for k, v in dev.items() if k in ("part", "seed")}}
+                 for item in items for dev in item.stale]
+        report = _import_output.report(planned)
+        report += [f"not applied (the document no longer has its text): {s['profile']} {s['part']} {s['seed']!r}"
+                   for s in stale]
+        result.update(changed=bool(placed["changed"]), document=document.id, dest=dest,
+                      profiles=[{"id": p.id, "path": p.path, "status": p.status, "differences": p.differences}
+                                for p in planned],
+                      stale_deviations=stale, report=report, msg=report[-1] if not stale else report[-1 - len(stale)])
+        if placed.get("diff"):
+            result["diff"] = placed["diff"]
+        return result

@@ -1,0 +1,108 @@
+#!/usr/bin/python
+# Copyright: ascend.sglang contributors
+# Apache License 2.0
+# The work happens in the action plugin of the same name, on the controller; this file
+# carries the documentation (ansible-doc ascend.sglang.sglang_import_profiles).
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: sglang_import_profiles
+short_description: Import a "Best Practice on Ascend NPU" document into profiles
+description:
+  - Runs on the controller only and contacts no host.
+  - Reads a best-practice document, either saved as text (the rendered form of SGLang's Ascend best-practice pages,
+    as the collection's own profiles were made from) or as the MDX source of a current per-model page, and writes
+    one profile per configuration section into O(dest), in the
+    layout the planner reads (the O(ascend.sglang.sglang_plan#module:profiles_dir) option reads such a directory).
+  - Each section's table row (model, hardware, cards, mode, dataset, TPOT, quantization, published figures), its
+    per-role environment and launch commands, host tuning, CANN lines, router command and benchmark command and
+    result are read by running the section's script in bash with recorders, once per host of a stand-in inventory of
+    the documented shape; what the document leaves to the operator (addresses, C($((8998+$i))), NIC names,
+    C(xxx) and C(your prefill ip1) placeholders, C(hostname -I) loops) becomes the planner's placeholders.
+  - The collection's recorded deviations and figure corrections for a section of the same title are applied to the
+    document text first (O(curate)); one whose text the document no longer has is left out and reported.
+  - What cannot be mapped (an unknown construct, a lab address, a flag no supported release has, a value that
+    differs between ranks) is refused naming the document line; nothing is written then.
+  - Every file written starts with a header line; a file of the same name without it is never overwritten (the
+    import is refused). Other files in O(dest) are left alone.
+  - Reports, per new or changed profile, what it differs in from the collection's profile of the same id (flags,
+    environment, figures and every other field). In check mode only the report is produced.
+version_added: 0.5.0
+options:
+  source:
+    description: The document to import, a text or MDX file (C(sglang_import_source)).
+    type: path
+    required: true
+  dest:
+    description: The controller directory the profiles are written into (C(sglang_profiles_dir)).
+    type: path
+    required: true
+  curate:
+    description:
+      - Apply the collection's recorded deviations and figure corrections of sections with the same title.
+      - With V(false) the document is taken as it is, and every section that needs a fix is refused naming its line.
+    type: bool
+    default: true
+extends_documentation_fragment:
+  - ascend.sglang.attributes.controller
+  - ascend.sglang.attributes.diff
+author:
+  - ascend.sglang maintainers (!UNKNOWN)
+"""
+
+EXAMPLES = r"""
+- name: Import a downloaded best-practice document into ./profiles
+  ascend.sglang.sglang_import_profiles:
+    source: ./best_practice.txt
+    dest: ./profiles
+  delegate_to: localhost
+  run_once: true
+"""
+
+RETURN = r"""
+document:
+  description: The document's id (the leading digits of its file name), recorded as each profile's source.
+  returned: success
+  type: str
+  sample: "000"
+dest:
+  description: The directory written into.
+  returned: success
+  type: str
+profiles:
+  description: One entry per imported profile.
+  returned: success
+  type: list
+  elements: dict
+  contains:
+    id:
+      description: The profile id (the file is C(<id>.yml)).
+      type: str
+      sample: deepseek_r1_a3_32c_pd_3k5_1k5_50ms
+    path:
+      description: The file.
+      type: str
+    status:
+      description: C(new), C(changed) or C(unchanged), against the file already in O(dest).
+      type: str
+    differences:
+      description: What the profile differs in from the collection's profile of the same id, one line each.
+      type: list
+      elements: str
+stale_deviations:
+  description: Recorded deviations not applied because the document no longer contains their text.
+  returned: success
+  type: list
+  elements: dict
+report:
+  description: The lines printed for the operator.
+  returned: success
+  type: list
+  elements: str
+refusals:
+  description: What could not be mapped, one line each, naming the document line.
+  returned: failure
+  type: list
+  elements: str
+"""

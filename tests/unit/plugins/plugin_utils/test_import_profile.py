@@ -1,0 +1,365 @@
+"""The importer on small documents written here: multi-role scripts, host-matching loops, $((...)) ports, env in
+and out of loops, router and benchmark blocks, published figures, and refusals that name the document line."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ansible_collections.ascend.sglang.plugins.plugin_utils import _import_output, _planner, _profile, _topology
+from ansible_collections.ascend.sglang.plugins.plugin_utils._import_doc import ImportRefusal, read_document
+from ansible_collections.ascend.sglang.plugins.plugin_utils._import_profile import (
+    Curation, dataset_slug, import_document, import_section)
+
+TABLE = """Best Practice on Ascend NPU#
+
+High Throughput#
+
+Model
+
+Hardware
+
+CardNum
+
+Deploy Mode
+
+Dataset
+
+Quantization
+
+TPOT(ms)
+
+Output TPS(per card)
+
+Configuration
+
+Demo-R1
+
+Atlas 800I A3
+
+32
+
+PD Separation
+
+2K-1K
+
+W8A8
+
+20.10
+
+40.000
+
+Optimal Configuration
+
+Demo-S
+
+Atlas 800I A3
+
+2
+
+PD Mixed
+
+1K-1K
+
+BF16
+
+30.00
+
+100.000
+
+Optimal Configuration
+
+Optimal Configuration#
+
+"""
+
+# Two single-node prefill instances and one two-node decode instance, host-matching loops over the documents'
+# placeholders, a bootstrap port per instance, and the router after the servers.
+PD = """Demo-R1 Atlas 800I A3-32Card PD Separation 2K-1K 20ms#
+
+Model Deployment#
+
+echo performance | tee /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor
+sysctl -w vm.swappiness=0
+export SGLANG_SET_CPU_AFFINITY=1
+unset ASCEND_LAUNCH_BLOCKING
+source /usr/local/Ascend/ascend-toolkit/set_env.sh
+export PATH=/opt/bisheng/bin:$PATH
+export ASCEND_MF_STORE_URL="tcp://your prefill ip1:24669"
+P_IP=('your prefill ip1' 'your prefill ip2')
+D_IP=('your decode ip1' 'your decode ip2')
+MODEL_PATH=xxx
+LOCAL_HOST1=`hostname -I|awk -F " " '{print$1}'`
+# prefill
+for i in "${!P_IP[@]}";
+do
+    if [[ "$LOCAL_HOST1" == "${P_IP[$i]}" ]];
+    then
+        export HCCL_BUFFSIZE=1536
+        export HCCL_SOCKET_IFNAME=lo
+        python -m sglang.launch_server --model-path ${MODEL_PATH} --disaggregation-mode prefill --host ${P_IP[$i]} \\
+        --port 8000 --disaggregation-bootstrap-port $((8998+$i)) --nnodes 1 --node-rank 0 --tp-size 16 \\
+        --mem-fraction-static 0.81 --disable-radix-cache
+        break
+    fi
+done
+# decode
+for i in "${!D_IP[@]}";
+do
+    if [[ "$LOCAL_HOST1" == "${D_IP[$i]}" ]];
+    then
+        export HCCL_BUFFSIZE=650
+        export HCCL_SOCKET_IFNAME=xxx
+        python -m sglang.launch_server --model-path ${MODEL_PATH} --disaggregation-mode decode --host ${D_IP[$i]} \\
+        --port 8001 --dist-init-addr DIP1:5000 --nnodes 2 --node-rank $i --tp-size 32 --cuda-graph-bs 8 16
+        break
+    fi
+done
+export SGLANG_DP_ROUND_ROBIN=1
+python -m sglang_router.launch_router \\
+    --pd-disaggregation \\
+    --prefill http://P_IP:8000 8998 \\
+    --prefill http://P_IP:8000 8999 \\
+    --decode http://D_IP:8001 \\
+    --host 127.0.0.1 \\
+    --port 6688
+
+Benchmark#
+
+python -m sglang.bench_serving --dataset-name random --host 127.0.0.1 --port 6688 --random-input-len 2048 --random-output-len 1024 --request-rate 0.5
+========== Serving Benchmark Result ==========
+Backend: sglang
+Output token throughput (tok/s): 1280.00
+Mean TTFT (ms): 900.00
+Mean TPOT (ms): 20.10
+Mean ITL (ms): 20.00
+
+"""
+
+# One PD-mixed server on one host, no host list: it serves whatever host runs it, on loopback.
+MIXED = """Demo-S Atlas 800I A3-2Card PD Mixed 1K-1K 30ms#
+
+Model Deployment#
+
+MODEL_PATH=xxx
+export HCCL_SOCKET_IFNAME=lo
+python -m sglang.launch_server --model-path $MODEL_PATH \\
+    --host 127.0.0.1 --port 7239 --nnodes 1 --node-rank 0 --tp-size 4 --base-gpu-id 4 \\
+    --speculative-algorithm EAGLE3 --speculative-draft-model-path xxx
+
+Benchmark#
+
+python -m sglang.bench_serving --dataset-name random --host 127.0.0.1 --port 7239 --random-input-len 1000 --random-output-len 1000
+"""
+
+
+def document(*sections: str, name: str = "000_demo.txt"):
+    return read_document(TABLE + "".join(sections), name)
+
+
+def line_of(text: str, needle: str) -> int:
+    return next(n for n, line in enumerate(text.splitlines(), 1) if needle in line)
+
+
+def test_pd_script_becomes_the_planners_profile() -> None:
+    doc = document(PD, MIXED)
+    [pd, _mixed] = import_document(doc)
+    data = pd.data
+    assert pd.id == "demo_r1_a3_32c_pd_2k_1k_20ms"
+    assert data["source"] == {"document": "000", "section": "Demo-R1 Atlas 800I A3-32Card PD Separation 2K-1K 20ms"}
+    assert (data["model"], data["hardware"], data["cards"], data["deploy_mode"], data["quantization"]) == (
+        "Demo-R1", "A3", 32, "pd_separation", "W8A8")
+    assert data["dataset"] == {"name": "2K-1K", "input_len": 2048, "output_len": 1024}
+    assert data["memfabric_store_port"] == 24669
+    assert data["host_tuning"] == {"cpu_governor": "performance", "sysctl": {"vm.swappiness": "0"}}
+    prefill, decode, router = (data["roles"][r] for r in ("prefill", "decode", "router"))
+    # Two instances from the host list; $((8998+$i)) is the first instance's bootstrap port plus its index.
+    assert (prefill["nnodes"], prefill["documented_instances"], prefill["port"], prefill["bootstrap_port"]) == (
+        1, 2, 8000, 8998)
+    assert prefill["args"] == {
+        "--model-path": "{model_path}", "--disaggregation-mode": "prefill", "--host": "{host}", "--port": "{port}",
+        "--disaggregation-bootstrap-port": "{bootstrap_port}", "--nnodes": "{nnodes}", "--node-rank": "{node_rank}",
+        "--tp-size": 16, "--mem-fraction-static": "0.81", "--disable-radix-cache": True}
+    # Env set before the loops and inside them; the NIC variable of a single node is loopback.
+    assert prefill["env"] == {"ASCEND_MF_STORE_URL": "{memfabric_store_url}", "HCCL_BUFFSIZE": "1536",
+                              "HCCL_SOCKET_IFNAME": "{socket_ifname}", "SGLANG_SET_CPU_AFFINITY": "1"}
+    assert prefill["cann"] == {"unset": ["ASCEND_LAUNCH_BLOCKING"],
+                               "sources": ["/usr/local/Ascend/ascend-toolkit/set_env.sh"],
+                               "path_prepend": ["/opt/bisheng/bin"]}
+    # One two-node instance: DIP1 is its rank 0, xxx its NIC.
+    assert (decode["nnodes"], decode["documented_instances"], decode["dist_init_port"]) == (2, 1, 5000)
+    assert decode["args"]["--dist-init-addr"] == "{dist_init_addr}"
+    assert decode["args"]["--node-rank"] == "{node_rank}" and decode["args"]["--cuda-graph-bs"] == [8, 16]
+    assert decode["env"]["HCCL_SOCKET_IFNAME"] == "{socket_ifname}" and decode["env"]["HCCL_BUFFSIZE"] == "650"
+    # The router: every instance's rank 0 becomes the upstream placeholders; its own variable only.
+    assert router == {"port": 6688, "env": {"SGLANG_DP_ROUND_ROBIN": "1"},
+                      "args": {"--pd-disaggregation": True, "--prefill": "{prefill_upstreams}",
+                               "--decode": "{decode_upstreams}", "--host": "127.0.0.1", "--port": "{port}"}}
+    assert data["bench"]["args"] == {"--dataset-name": "random", "--host": "{entry_host}", "--port": "{entry_port}",
+                                     "--random-input-len": 2048, "--random-output-len": 1024,
+                                     "--request-rate": "0.5"}
+    pub = data["published"]
+    assert pub["summary"]["output_tps_per_card"] == 40.0 and pub["summary"]["tpot_ms"] == 20.1
+    # 1280 tok/s over the 32 cards the servers occupy is the printed 40.000: nothing to recompute.
+    assert pub["figures"] == {"mean_ttft_ms": 900.0, "mean_tpot_ms": 20.1, "mean_itl_ms": 20.0,
+                              "output_throughput_tok_s": 1280.0, "output_tps_per_card": 40.0}
+    assert "recomputed" not in pub and data["deviations"] == []
+
+
+def test_imported_profile_plans_the_documented_commands(tmp_path: Path) -> None:
+    """Written, loaded and planned: the planner fills the placeholders back with the inventory's values."""
+    [pd, _mixed] = import_document(document(PD, MIXED))
+    (tmp_path / f"{pd.id}.yml").write_text(_import_output.render(pd, "000_demo.txt"), encoding="utf-8")
+    profile = _profile.load_profile(pd.id, str(tmp_path))
+    groups = {"prefill": ["p0", "p1"], "decode": ["d0", "d1"], "mixed": [], "router": ["r0"]}
+    hostvars = {name: {"sglang_host_ip": f"192.0.2.{i + 1}", "sglang_nic": "eth9"}
+                for i, name in enumerate(["p0", "p1", "d0", "d1", "r0"])}
+    plan = _planner.plan(profile, _topology.build_inventory(groups, hostvars, {"sglang_model_path": "/m",
+                                                                                "sglang_metrics": False}))
+    services = {svc.name: svc for host in plan.hosts.values() for svc in host.services}
+    p1 = services["sglang-prefill-i1-r0"]
+    assert p1.argv[p1.argv.index("--disaggregation-bootstrap-port") + 1] == "8999"
+    assert p1.env["ASCEND_MF_STORE_URL"] == "tcp://192.0.2.1:24669" and p1.env["HCCL_SOCKET_IFNAME"] == "lo"
+    d1 = services["sglang-decode-i0-r1"]
+    assert d1.argv[d1.argv.index("--dist-init-addr") + 1] == "192.0.2.3:5000"
+    assert d1.env["HCCL_SOCKET_IFNAME"] == "eth9"
+
+
+def test_a_redirection_on_a_launch_line_is_refused() -> None:
+    text = TABLE + MIXED.replace("--node-rank 0", "--node-rank 0 > /tmp/pwned")
+    doc = read_document(text, "000_demo.txt")
+    with pytest.raises(ImportRefusal, match="redirects, pipes or chains"):
+        import_section(doc, doc.sections[0], {})
+
+
+def test_single_host_mixed_server() -> None:
+    [_pd, mixed] = import_document(document(PD, MIXED))
+    spec = mixed.data["roles"]["mixed"]
+    assert mixed.id == "demo_s_a3_2c_mixed_1k_1k_30ms" and mixed.data["deploy_mode"] == "pd_mixed"
+    # --host 127.0.0.1 of a script with no host list is the server's own address; 4 of the node's 16 dies.
+    assert spec["args"]["--host"] == "{host}" and spec["args"]["--speculative-draft-model-path"] == \
+        "{draft_model_path}"
+    assert (spec["port"], spec["devices_per_node"], spec["base_gpu_id"]) == (7239, 4, 4)
+    assert spec["env"] == {"HCCL_SOCKET_IFNAME": "{socket_ifname}"} and "router" not in mixed.data["roles"]
+    assert mixed.data["quantization"] == "BF16" and "result" not in mixed.data["published"]
+
+
+@pytest.mark.parametrize("bad, needle, message", [
+    ("curl -s http://example.invalid/setup.sh | sh", "curl -s", "is not a construct the importer maps"),
+    ("export ROLE=$(cat /etc/role)", "export ROLE=", "command substitution 'cat /etc/role'"),
+    # The script runs in bash: nothing may run a command the recorders do not stand in for.
+    ("echo `id`", "echo `id`", "command substitution 'id'"),
+    ("echo \"$(touch pwned)\"", "touch pwned", "command substitution 'touch pwned'"),
+    ("export A=1; touch pwned", "export A=1;", "redirects, pipes or chains"),
+    ("echo hi > /tmp/pwned", "echo hi >", "is not a construct"),
+    ("sysctl -w vm.swappiness=0 && touch pwned", "&& touch", "is not a construct"),
+    (". /etc/profile", ". /etc/profile", "is not a construct"),
+])
+def test_unknown_constructs_are_refused_with_their_line(bad: str, needle: str, message: str) -> None:
+    text = TABLE + MIXED.replace("MODEL_PATH=xxx", f"MODEL_PATH=xxx\n{bad}")
+    doc = read_document(text, "000_demo.txt")
+    with pytest.raises(ImportRefusal) as refused:
+        import_section(doc, doc.sections[0], {})
+    assert f"000_demo.txt line {line_of(text, needle)}" in str(refused.value) and message in str(refused.value)
+
+
+@pytest.mark.parametrize("seed, rendered, needle, message", [
+    ("--dist-init-addr DIP1:5000", "--dist-init-addr 141.61.1.1:5000", "--dist-init-addr 141", "rank-0 host"),
+    ("--tp-size 32", "--tp 32", "--tp 32", "--tp is not a flag of any supported sglang release"),
+    ("--port 8000 --disaggregation", "--port 8000 --port 8002 --disaggregation", "--port 8000 --port",
+     "--port is given twice"),
+    ("$((8998+$i))", "$((8998+2*$i))", "$((8998+2*", "the planner gives instance i port 8998+i"),
+    ("http://P_IP:8000 8999", "http://P_IP:8000 9999", "8000 9999", "upstreams"),
+    ("export HCCL_SOCKET_IFNAME=lo", "export HCCL_SOCKET_IFNAME=xxx", "HCCL_SOCKET_IFNAME=xxx", "NIC placeholder"),
+])
+def test_what_the_planner_cannot_compute_is_refused_naming_the_line(seed, rendered, needle, message) -> None:
+    text = TABLE + PD.replace(seed, rendered, 1)
+    doc = read_document(text, "000_demo.txt")
+    with pytest.raises(ImportRefusal) as refused:
+        import_section(doc, doc.sections[0], {})
+    assert f"line {line_of(text, needle)}" in str(refused.value), str(refused.value)
+    assert message in str(refused.value)
+
+
+def test_recorded_deviations_are_applied_and_stale_ones_reported() -> None:
+    text = TABLE + PD.replace("--tp-size 32", "--tp 32")
+    doc = read_document(text, "000_demo.txt")
+    fix = {"part": "deploy", "seed": "--tp 32", "rendered": "--tp-size 32", "reason": "abbreviation of --tp-size"}
+    stale = {"part": "bench", "seed": "--num-prompts 9", "rendered": "--num-prompts 10", "reason": "no longer there"}
+    curation = {doc.sections[0].title: Curation(deviations=[fix, stale])}
+    with pytest.raises(ImportRefusal, match="does not occur in the document"):
+        import_section(doc, doc.sections[0], curation)
+    item = import_section(doc, doc.sections[0], curation, strict=False)
+    assert item.data["roles"]["decode"]["args"]["--tp-size"] == 32
+    assert item.stale == [stale] and item.data["deviations"] == [fix]
+
+
+def test_every_refused_section_is_reported_at_once() -> None:
+    text = TABLE + PD.replace("--tp-size 32", "--tp 32") + MIXED.replace("--base-gpu-id 4", "--base-gpu 4")
+    with pytest.raises(ImportRefusal) as refused:
+        import_document(read_document(text, "000_demo.txt"))
+    assert len(str(refused.value).splitlines()) == 2
+
+
+def test_published_figures_with_a_recomputed_per_card_figure() -> None:
+    text = TABLE.replace("40.000", "41.000") + PD
+    [pd] = import_document(read_document(text, "000_demo.txt"))
+    pub = pd.data["published"]
+    assert pub["figures"]["output_tps_per_card"] == 41.0
+    assert pub["recomputed"]["output_tps_per_card"]["value"] == 40.0
+    assert pub["recomputed"]["output_tps_per_card"]["formula"] == "output_throughput_tok_s / 32"
+
+
+def test_dataset_slugs() -> None:
+    assert dataset_slug("3.5K-1.5K") == "3k5_1k5"
+    assert dataset_slug("128K+1K (90% prefix cache hit rate)") == "128k_1k_prefix90"
+
+
+def test_output_never_overwrites_a_file_it_did_not_write(tmp_path: Path) -> None:
+    [pd, mixed] = import_document(document(PD, MIXED))
+    planned = _import_output.plan_files([pd, mixed], "000_demo.txt", str(tmp_path), {})
+    assert [p.status for p in planned] == ["new", "new"]
+    assert planned[0].differences == ["no collection profile of this id"]
+    (tmp_path / f"{pd.id}.yml").write_text("id: mine\n", encoding="utf-8")
+    with pytest.raises(_import_output.NotOurs, match=f"{pd.id}.yml"):
+        _import_output.check_destination(str(tmp_path), [f"{pd.id}.yml"], "sglang_profiles_dir")
+    (tmp_path / f"{pd.id}.yml").write_text(planned[0].content, encoding="utf-8")
+    _import_output.check_destination(str(tmp_path), [f"{pd.id}.yml"], "sglang_profiles_dir")
+    assert yaml.safe_load(planned[0].content) == pd.data
+
+
+def test_differences_name_flags_env_and_figures() -> None:
+    [pd, _mixed] = import_document(document(PD, MIXED))
+    old = copy.deepcopy(pd.data)
+    old["roles"]["decode"]["args"]["--tp-size"] = 16
+    old["roles"]["prefill"]["env"]["HCCL_BUFFSIZE"] = "1024"
+    del old["roles"]["prefill"]["args"]["--disable-radix-cache"]
+    old["published"]["figures"]["mean_tpot_ms"] = 19.0
+    assert _import_output.differences(pd.data, old) == [
+        "prefill flags: --disable-radix-cache added ((set))",
+        "prefill env: HCCL_BUFFSIZE 1024 -> 1536",
+        "decode flags: --tp-size 16 -> 32",
+        "figures: mean_tpot_ms 19.0 -> 20.1",
+    ]
+    assert _import_output.differences(pd.data, pd.data) == []
+
+
+def test_an_mdx_page_imports_like_the_text_form() -> None:
+    from test_import_doc import MDX
+
+    [item] = import_document(read_document(MDX, "demo_32b.mdx"))
+    data = item.data
+    assert item.id == "demo_32b_a3_2c_mixed_3k6_1k5_50ms"
+    assert data["source"] == {"document": "demo_32b", "section": "demo 32b w8a8 2p in3k5 out1k5 50ms"}
+    assert data["quantization"] == "W8A8 INT8" and data["tpot_target_ms"] == 50
+    assert data["dataset"] == {"name": "3.6K+1.5K", "input_len": 3584, "output_len": 1536}
+    mixed = data["roles"]["mixed"]
+    # $MODEL_PATH, which the page never assigns, is the inventory's model path.
+    assert mixed["args"]["--model-path"] == "{model_path}" and mixed["args"]["--host"] == "{host}"
+    assert mixed["devices_per_node"] == 4 and mixed["port"] == 6688
+    assert data["published"] == {"summary": {
+        "table": "low_latency", "model": "Demo-32B", "hardware": "A3", "cards": 2, "mode": "PD Mixed",
+        "dataset": "3.6K+1.5K", "quantization": "W8A8 INT8", "tpot_ms": 50.0, "tpot_is_target": True}}
