@@ -43,7 +43,7 @@ _LINE_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((name, re.compile(r
     ("part", r"^Deploy (Prefill|Decode) Instance$"),  # the headings script_parts splits on
     ("governor", r"^echo \w+ \| tee /sys/devices/system/cpu/cpu\*/cpufreq/scaling_governor$"),
     ("echo", r"^echo(\s+[^|<>;&]*)?$"),
-    ("sysctl", rf"^sysctl -w [A-Za-z0-9_./-]+=\S+$"),
+    ("sysctl", r"^sysctl -w [A-Za-z0-9_./-]+=\S+$"),
     ("unset", rf"^unset( {_NAME})+$"),
     ("source", r"^source \S+$"),
     ("export", rf"^export {_NAME}=.*$"),

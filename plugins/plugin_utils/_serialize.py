@@ -90,12 +90,13 @@ _Dumper.add_representer(str, _Dumper.represent_str)
 def _refuse_not_plain(value: Any, path: str = "") -> None:
     if value is None or type(value) in (bool, int, float, str):
         return
-    if type(value) is dict:
+    # Exact types: a subclass (Ansible's tagged dict) is what this refuses.
+    if type(value) in (dict,):
         for key, item in value.items():
             _refuse_not_plain(key, path)
             _refuse_not_plain(item, f"{path}.{key}" if path else str(key))
         return
-    if type(value) is list:
+    if type(value) in (list,):
         for index, item in enumerate(value):
             _refuse_not_plain(item, f"{path}[{index}]")
         return

@@ -127,8 +127,8 @@ def test_a_changed_document_is_reported_against_the_collections_profiles(tmp_pat
     proc = run(same, tmp_path / "same")
     assert proc.stdout.count("same as the collection's profile") == 10
     first_section = seed.index("--mem-fraction-static 0.6")
-    edited = seed[:first_section] + seed[first_section:].replace("--mem-fraction-static 0.6",
-                                                                  "--mem-fraction-static 0.65", 1)
+    edited = seed[:first_section] + seed[first_section:].replace(
+        "--mem-fraction-static 0.6", "--mem-fraction-static 0.65", 1)
     edited = edited.replace("export HCCL_BUFFSIZE=0", "export HCCL_BUFFSIZE=200", 1)
     changed = tmp_path / "001_changed.txt"
     changed.write_text(edited, encoding="utf-8")

@@ -217,8 +217,8 @@ def test_imported_profile_plans_the_documented_commands(tmp_path: Path) -> None:
     groups = {"prefill": ["p0", "p1"], "decode": ["d0", "d1"], "mixed": [], "router": ["r0"]}
     hostvars = {name: {"sglang_host_ip": f"192.0.2.{i + 1}", "sglang_nic": "eth9"}
                 for i, name in enumerate(["p0", "p1", "d0", "d1", "r0"])}
-    plan = _planner.plan(profile, _topology.build_inventory(groups, hostvars, {"sglang_model_path": "/m",
-                                                                                "sglang_metrics": False}))
+    variables = {"sglang_model_path": "/m", "sglang_metrics": False}
+    plan = _planner.plan(profile, _topology.build_inventory(groups, hostvars, variables))
     services = {svc.name: svc for host in plan.hosts.values() for svc in host.services}
     p1 = services["sglang-prefill-i1-r0"]
     assert p1.argv[p1.argv.index("--disaggregation-bootstrap-port") + 1] == "8999"
