@@ -15,13 +15,17 @@
 #   4. the built tarball installed into a temporary collections path renders, by FQCN from another directory,
 #      byte for byte what the checkout's render mode writes;
 #   5. the documentation (scripts/docs.sh): antsibull-docs lint-collection-docs --plugin-docs at 0 findings, and
-#      the offline HTML build of the docsite with a page for every plugin, role and guide.
-# Sets up its own tools under .cache/lint (venvs with pinned ansible-lint / ansible-core, PyPI only;
+#      the offline HTML build of the docsite with a page for every plugin, role and guide;
+#   6. galaxy: Galaxy's own import checks (galaxy-importer, what Galaxy and Automation Hub run on every upload) on
+#      the publishable tarball scripts/release.sh builds with a test repository URL, its ansible-lint run on and
+#      offline, its ansible-test run off (gate 2 covers it): every ERROR and every WARNING line is a finding, but
+#      the few listed in GALAXY_ACCEPTED (each with the reason it cannot be fixed here).
+# Sets up its own tools under .cache/lint (venvs with pinned ansible-lint / ansible-core / galaxy-importer, PyPI only;
 # the shellcheck binary and Python 3.11's venv module from the distribution's packages), installing only what
 # is missing.
 # Ends with one summary line, findings by file; exits non-zero on any finding.
 #   scripts/lint.sh               # all gates
-#   scripts/lint.sh lint sanity   # only the named ones (lint, sanity, units, render, docs)
+#   scripts/lint.sh lint sanity   # only the named ones (lint, sanity, units, render, docs, galaxy)
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 ROOT=$PWD
@@ -29,11 +33,16 @@ TOOLS=${SGLANG_LINT_TOOLS:-$ROOT/.cache/lint}   # where its venvs live
 LINT_PINS="ansible-lint==26.10.1 ansible-core==2.21.5"
 SANITY_PINS="ansible-core==2.21.5"
 OLDEST_PINS="ansible-core==2.19.14"   # the oldest release requires_ansible admits, on Python 3.11 (units too)
+# galaxy-importer and its direct requirements, exactly: the ansible-core whose ansible-doc it runs, the ansible-lint
+# it runs (0.4.44 admits up to 26.10.1, the lint gate's release), the ansible-builder whose introspection reads
+# meta/execution-environment.yml, and what parses the metadata and renders the READMEs.
+GALAXY_PINS="galaxy-importer==0.4.44 ansible-core==2.21.5 ansible-lint==26.10.1 ansible-builder==3.2.0 attrs==23.2.0
+ nh3==0.3.8 flake8==6.1.0 markdown==3.11.3 pyyaml==6.0.4 requests==2.34.2 semantic-version==2.10.0 packaging==26.4"
 PROFILE=deepseek_r1_pd32
 log() { printf 'lint.sh: %s\n' "$*" >&2; }
 start=$SECONDS
 gates=("$@")
-[ ${#gates[@]} -gt 0 ] || gates=(lint sanity units render docs)
+[ ${#gates[@]} -gt 0 ] || gates=(lint sanity units render docs galaxy)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$TOOLS"
@@ -225,8 +234,9 @@ gate_render() {
     cat "$out/build.log" >&2; echo "render galaxy.yml (build or install failed)" >> "$work/findings"; return
   fi
   tar -tzf "$out"/build/ascend-sglang-*.tar.gz > "$out/members"
-  # Nothing of the development tree may ship.
+  # Nothing of the development tree may ship; .ansible-lint does (galaxy.yml says why: Galaxy's own lint run reads it).
   grep -E '^(tests|scripts|bench|extensions|changelogs/fragments)/|^ansible\.cfg$|^\.' "$out/members" \
+    | grep -vxF .ansible-lint \
     | sed 's/^/render /' | tee -a "$work/findings" | sed 's/^render /shipped: /' >&2
   # The README that ships is a Galaxy user's: every file it links to ships too.
   grep -oE '\]\([^)#:]+\)' README.md | sed 's/^](//; s/)$//' | sort -u | while read -r target; do
@@ -267,6 +277,83 @@ gate_docs() {
   grep '^docs: ' "$out" >&2
 }
 
+# ------------------------------------------------------------------- galaxy-importer (Galaxy's own checks)
+# What galaxy-importer reports that the collection cannot change: one extended regular expression per line of its
+# output ("LEVEL: message"), each with its reason. Everything else it logs at WARNING, ERROR or CRITICAL is a finding.
+GALAXY_ACCEPTED=(
+  # With the roles' READMEs, the publisher's repository URL and the shipped .ansible-lint it reports nothing, but:
+  # the importer stops its ansible-lint run after a fixed 180 s, which on two busy cores here it can reach (161 s on
+  # a quiet machine). That limit measures this machine, not the collection, and a gate must not depend on timing:
+  # the lint gate runs the same ansible-lint with the same exclusions over the same files, without a limit.
+  '^ERROR: Timeout on call to ansible-lint$'
+)
+
+# log_seconds LOG FROM TO: seconds between the lines of LOG ("<second>\t<line>") matching the regular expressions
+# FROM and TO ("?" when either is missing).
+log_seconds() {
+  awk -F '\t' -v from="$2" -v to="$3" '$2 ~ from {s = $1} $2 ~ to && s != "" {e = $1}
+    END {if (s == "" || e == "") print "?"; else print e - s}' "$1"
+}
+
+gate_galaxy() {
+  venv "$TOOLS/galaxy-importer" "$GALAXY_PINS"
+  local out=$work/galaxy tarball rc
+  mkdir -p "$out/build" "$out/tmp" "$out/ansible-home"
+  log "galaxy-importer on scripts/release.sh's tarball (test repository URL; ansible-lint on, offline; ansible-test off)"
+  # A test URL under .invalid (reserved, RFC 2606: plainly no project's home); it reaches only the tarball built
+  # here, from a copy of the checkout, and never the checkout's galaxy.yml.
+  if ! tarball=$(SGLANG_COLLECTION_REPOSITORY=https://example.invalid/ascend-sglang ./scripts/release.sh "$out/build" \
+                 2>"$out/release.log"); then
+    cat "$out/release.log" >&2; echo "galaxy scripts/release.sh (no publishable tarball)" >> "$work/findings"; return
+  fi
+  # Galaxy's checks as they run on an upload, with ansible-test off (the sanity gate runs it, with two releases)
+  # and ansible-lint offline (nothing but PyPI is reachable where the gates run). Every path is this run's:
+  # ansible-lint's cache and temporary files too, which would go under ~/.ansible.
+  cat > "$out/galaxy-importer.cfg" <<CFG
+[galaxy-importer]
+RUN_ANSIBLE_LINT = True
+OFFLINE_ANSIBLE_LINT = True
+RUN_ANSIBLE_TEST = False
+RUN_ANSIBLE_DOC = True
+CHECK_CHANGELOG = True
+TMP_ROOT_DIR = $out/tmp
+ANSIBLE_LOCAL_TMP = $out/tmp/ansible
+CFG
+  # galaxy-importer runs ansible-doc and ansible-lint from PATH: its venv's. Its GALAXY_IMPORTER_* environment
+  # variables override the file: none is taken from the caller. Its own Ansible home, as in the lint gate (an
+  # installed ascend.sglang there would shadow the tarball's).
+  local unset_args=() name
+  for name in $(compgen -e | grep '^GALAXY_IMPORTER_'); do unset_args+=(-u "$name"); done
+  # Each line of its log gets the second it came at: the importer stops ansible-lint after 180 s (a finding), so
+  # the gate says how close the run came.
+  (cd "$out" && env "${unset_args[@]}" PATH="$TOOLS/galaxy-importer/bin:$PATH" ANSIBLE_HOME="$out/ansible-home" \
+     GALAXY_IMPORTER_CONFIG="$out/galaxy-importer.cfg" \
+     "$TOOLS/galaxy-importer/bin/python" -m galaxy_importer.main "$tarball" 2>&1; echo $? > "$out/rc") \
+    | while IFS= read -r line; do printf '%s\t%s\n' "$SECONDS" "$line"; done > "$out/importer.log"
+  rc=$(cat "$out/rc" 2>/dev/null || echo 2)
+  cut -f 2- "$out/importer.log" > "$out/importer.out"
+  log "galaxy-importer: ansible-doc $(log_seconds "$out/importer.log" '^Getting doc strings' '^Finding content') s," \
+      "ansible-lint $(log_seconds "$out/importer.log" '^Linting collection' 'ansible-lint run complete$') s (stopped at 180 s)"
+  # Its log: INFO lines bare, the others "LEVEL: message"; ansible-lint's findings come as WARNING lines in pep8
+  # format ("path:line[:col]: rule: message") and count under their file, the rest under galaxy-importer.
+  local line accepted
+  grep -E '^(WARNING|ERROR|CRITICAL): ' "$out/importer.out" | while IFS= read -r line; do
+    for accepted in "${GALAXY_ACCEPTED[@]}"; do
+      [[ $line =~ $accepted ]] && { log "galaxy-importer, accepted: $line"; continue 2; }
+    done
+    printf '%s\n' "$line" >&2
+    if [[ $line =~ ^WARNING:\ ([^\ :]+):[0-9]+(:[0-9]+)?:\  ]]; then
+      echo "galaxy ${BASH_REMATCH[1]}"
+    else
+      echo "galaxy galaxy-importer"
+    fi
+  done >> "$work/findings"
+  if [ "$rc" -ne 0 ] || ! grep -q '^Importer processing completed successfully' "$out/importer.out"; then
+    tail -n 30 "$out/importer.out" >&2
+    echo "galaxy galaxy-importer (the import failed, exit $rc)" >> "$work/findings"
+  fi
+}
+
 ./scripts/setup.sh >/dev/null || exit 2   # .venv and the .collections link
 for g in "${gates[@]}"; do
   case $g in
@@ -275,7 +362,8 @@ for g in "${gates[@]}"; do
     units) gate_units ;;
     render) gate_render ;;
     docs) gate_docs ;;
-    *) log "unknown gate $g (lint, sanity, units, render, docs)"; exit 2 ;;
+    galaxy) gate_galaxy ;;
+    *) log "unknown gate $g (lint, sanity, units, render, docs, galaxy)"; exit 2 ;;
   esac
 done
 
