@@ -1,7 +1,7 @@
 """Parses launch commands with a release's real argument parser (runs inside that release's environment).
 
-stdin: JSON {"kind": "server" | "router", "argvs": [[...], ...]}; stdout: JSON list of
-{"ok": bool, "error": str}. Server commands go through ``ServerArgs.add_cli_args`` on a parser
+stdin: JSON {"kind": "server" | "router", "argvs": [[...], ...]}; stdout: JSON {"results": [{"ok": bool,
+"error": str}, ...], "options": [every long option the parser accepts]}. Server commands go through ``ServerArgs.add_cli_args`` on a parser
 with abbreviations disabled (so ``--tp`` no longer passes as ``--tp-size``); router commands through
 sglang_router's own CLI parser, also without abbreviations.
 """
@@ -60,8 +60,7 @@ def option_strings(kind: str) -> list[str]:
 
 
 if __name__ == "__main__":
+    # Both in one process: importing a release's SGLang takes most of a call's time.
     request = json.load(sys.stdin)
-    if request.get("options"):
-        json.dump(option_strings(request["kind"]), sys.stdout)
-    else:
-        json.dump(parse_all(request["kind"], request["argvs"]), sys.stdout)
+    json.dump({"results": parse_all(request["kind"], request["argvs"]), "options": option_strings(request["kind"])},
+              sys.stdout)

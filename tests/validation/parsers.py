@@ -18,8 +18,8 @@ def available(kind: str, release: str) -> bool:
     return (CACHE / f"router-{release}" / "bin" / "python").exists()
 
 
-def parse(kind: str, release: str, argvs: list[list[str]], options: bool = False):
-    """One process per call: the parser is built once and parses every argv (or lists its options)."""
+def parse(kind: str, release: str, argvs: list[list[str]]) -> dict:
+    """One process per call: the parser is built once, parses every argv and lists its options."""
     if kind == "server":
         python = CACHE / "base" / "bin" / "python"
         path = [CACHE / "stubs", CACHE / f"sglang-{release}", CACHE / f"deps-{release}"]
@@ -28,21 +28,24 @@ def parse(kind: str, release: str, argvs: list[list[str]], options: bool = False
         python = CACHE / f"router-{release}" / "bin" / "python"
         env = dict(os.environ)
     env.pop("PYTHONHOME", None)
-    proc = subprocess.run([str(python), str(SCRIPT)], input=json.dumps({"kind": kind, "argvs": argvs, "options": options}),
+    proc = subprocess.run([str(python), str(SCRIPT)], input=json.dumps({"kind": kind, "argvs": argvs}),
                           capture_output=True, text=True, env=env, timeout=300, check=False)
     if proc.returncode != 0:
         raise RuntimeError(f"{kind} parser {release} failed to run:\n{proc.stderr[-3000:]}")
-    return json.loads(proc.stdout)
+    answer = json.loads(proc.stdout)
+    _OPTIONS[(kind, release)] = answer["options"]
+    return answer
 
 
 _MEMO: dict[tuple[str, str, tuple[str, ...]], dict] = {}
+_OPTIONS: dict[tuple[str, str], list[str]] = {}
 
 
 def prime(kind: str, release: str, argvs: list[list[str]]) -> None:
     """Parse many commands in one process (importing SGLang takes seconds) and remember the results."""
     todo = [a for a in {tuple(a): None for a in argvs} if (kind, release, a) not in _MEMO]
     if todo:
-        for argv, result in zip(todo, parse(kind, release, [list(a) for a in todo])):
+        for argv, result in zip(todo, parse(kind, release, [list(a) for a in todo])["results"]):
             _MEMO[(kind, release, argv)] = result
 
 
@@ -52,7 +55,10 @@ def parsed(kind: str, release: str, argvs: list[list[str]]) -> list[dict]:
 
 
 def option_strings(kind: str, release: str) -> list[str]:
-    return parse(kind, release, [], options=True)
+    """The parser's long options, from the process that parsed this release's commands when there was one."""
+    if (kind, release) not in _OPTIONS:
+        parse(kind, release, [])
+    return _OPTIONS[(kind, release)]
 
 
 def catalog_path(kind: str, release: str) -> Path:

@@ -6,6 +6,7 @@ SGLANG_PARSERS_REQUIRED=1, so in CI a missing parser fails instead of skipping).
 
 from __future__ import annotations
 
+import functools
 import os
 
 import pytest
@@ -74,9 +75,11 @@ def need(kind: str, release: str) -> None:
         pytest.skip(f"{kind} parser {release} not installed; run tests/validation/setup_parsers.sh")
 
 
+@functools.lru_cache(maxsize=None)
 def rendered(pid: str, release: str | None = None, router_release: str | None = None, packed: bool = False
              ) -> _planner.Plan:
-    """The profile on its documented layout; ``packed``: every server host runs as many replicas as it holds."""
+    """The profile on its documented layout; ``packed``: every server host runs as many replicas as it holds.
+    Planned once per arguments: the session fixture and every test read the same plans, and none changes one."""
     profile = _profile.load_profile(pid)
     inv = golden.golden_inventory(golden.golden_layout(profile),
                                   {"sglang_instances_per_host": "max"} if packed else None)

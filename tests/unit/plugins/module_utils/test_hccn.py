@@ -209,7 +209,9 @@ def test_the_fast_path_prints_what_the_implementation_prints(standin, health):
     state = json.loads((standin / "hccn.json").read_text())
     state["devices"]["0"]["net_health"] = health
     (standin / "hccn.json").write_text(json.dumps(state))
-    for device in ("0", "1", "2", "4", "16", "x"):
+    # Every device once; the other health answers on the device that carries them (each query is two processes,
+    # and this file runs three times in CI).
+    for device in ("0", "1", "2", "4", "16", "x") if health == "Success" else ("0",):
         for query in ("-link", "-net_health", "-ip", "-tls"):
             fast, slow = both("-i", device, query, "-g")
             assert fast == slow, (device, query)

@@ -11,6 +11,7 @@ import yaml
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _import_output, _planner, _profile, _topology
 from ansible_collections.ascend.sglang.plugins.plugin_utils._import_doc import ImportRefusal, read_document
+from ansible_collections.ascend.sglang.tests.unit.import_pages import MDX
 from ansible_collections.ascend.sglang.plugins.plugin_utils._import_profile import (
     Curation, dataset_slug, import_document, import_section)
 
@@ -348,8 +349,6 @@ def test_differences_name_flags_env_and_figures() -> None:
 
 
 def test_an_mdx_page_imports_like_the_text_form() -> None:
-    from test_import_doc import MDX
-
     [item] = import_document(read_document(MDX, "demo_32b.mdx"))
     data = item.data
     assert item.id == "demo_32b_a3_2c_mixed_3k6_1k5_50ms"
