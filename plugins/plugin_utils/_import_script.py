@@ -266,6 +266,24 @@ def _read_env(path: Path) -> dict[str, str]:
     return out
 
 
+# script.sh is the prelude, an empty line, then the script: bash's "line N" minus this is the script's line.
+_PRELUDE_LINES = (_PRELUDE + "\n").count("\n")
+
+
+def _bash_failure(stderr: str, script: str) -> str:
+    """bash's message with its line of the temporary script.sh replaced by the document's text of that line (the
+    script is the document's after placeholders and recorded fixes, so the text, not a number, finds it)."""
+    lines = script.splitlines()
+
+    def quoted(match: re.Match) -> str:
+        number = int(match.group(1)) - _PRELUDE_LINES
+        if 1 <= number <= len(lines):
+            return f"at the line '{_short(lines[number - 1].strip())}'"
+        return match.group(0)
+
+    return re.sub(r"\S*script\.sh: line (\d+)", quoted, stderr.strip())
+
+
 def run_script(script: str, host_ip: str, where: str) -> HostRun:
     """Run one (vetted, substituted) script as host ``host_ip`` would, recording what it launches."""
     with tempfile.TemporaryDirectory(prefix="sglang-import-") as tmp:
@@ -274,8 +292,10 @@ def run_script(script: str, host_ip: str, where: str) -> HostRun:
         env = {"PATH": "/usr/bin:/bin", "HOME": tmp, "__OUT": tmp, "__HOST_IP": host_ip}
         proc = subprocess.run(["bash", "--noprofile", "--norc", str(out / "script.sh")], env=env, cwd=tmp,
                               capture_output=True, text=True, timeout=60, check=False)
-        if proc.returncode != 0:
-            raise ImportRefusal(f"{where}: the deployment script fails on host {host_ip}: {proc.stderr[-600:]}")
+        # bash goes on after a failed line and the recorders print nothing: any message is a failure.
+        if proc.returncode != 0 or proc.stderr.strip():
+            raise ImportRefusal(f"{where}: the deployment script fails on host {host_ip}: "
+                                f"{_bash_failure(proc.stderr, script)[-600:]}")
         baseline = _read_env(out / "baseline")
         launches = []
         for d in sorted(out.glob("launch.*"), key=lambda p: int(p.suffix[1:])):

@@ -362,3 +362,14 @@ def test_an_mdx_page_imports_like_the_text_form() -> None:
     assert data["published"] == {"summary": {
         "table": "low_latency", "model": "Demo-32B", "hardware": "A3", "cards": 2, "mode": "PD Mixed",
         "dataset": "3.6K+1.5K", "quantization": "W8A8 INT8", "tpot_ms": 50.0, "tpot_is_target": True}}
+
+
+def test_a_script_that_fails_in_bash_quotes_its_own_line() -> None:
+    """bash numbers the lines of the temporary script it ran; the refusal quotes the document's text instead."""
+    from ansible_collections.ascend.sglang.plugins.plugin_utils._import_script import run_script
+
+    with pytest.raises(ImportRefusal) as refused:
+        run_script("export A=1\nexport B=$((8998/0))\nexport C=3", "192.0.2.1", "000_demo.txt section S")
+    message = str(refused.value)
+    assert message.startswith("000_demo.txt section S: the deployment script fails on host 192.0.2.1: ")
+    assert "at the line 'export B=$((8998/0))'" in message and "script.sh" not in message
