@@ -13,6 +13,9 @@ Placeholders of the documents (``your prefill ip1``, ``DIP1``, ``xxx`` ...) are
 substituted with the inventory's addresses first, and each profile's recorded
 deviations are applied as exact text replacements before execution: a deviation whose
 seed text no longer occurs in the document is an error, so the list cannot go stale.
+
+The recorders, the placeholder substitution and the text fixes are the importer's own
+(plugins/plugin_utils/_import_script.py): the golden tests read a script as the importer does.
 """
 
 from __future__ import annotations
@@ -20,11 +23,12 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-import shlex
-import subprocess
-import tempfile
 from pathlib import Path
 from typing import Iterable
+
+from ansible_collections.ascend.sglang.plugins.plugin_utils import _import_script
+from ansible_collections.ascend.sglang.plugins.plugin_utils._import_script import (  # noqa: F401 (the tests' names)
+    HostRun, Launch, Layout, bench_argv, flag_groups, substitute_placeholders)
 
 # The documents are not part of the collection: SGLANG_SEEDS_DIR names their directory, else they are
 # looked for in shared/seeds beside the checkout (where CI keeps them).
@@ -145,170 +149,15 @@ def section_by_title(title: str) -> Section:
 # --------------------------------------------------------------------------- execution
 
 
-@dataclasses.dataclass
-class Layout:
-    """Addresses of a documented-shaped inventory, in inventory order."""
-
-    prefill: list[str]
-    decode: list[str]
-    mixed: list[str]
-    router: str | None
-    prefill_nnodes: int = 1
-    decode_nnodes: int = 1
-    nic: str = "ib0"
-    model_path: str = "/models/model"
-    draft_model_path: str = "/models/draft"
-    init_expert_location: str = "/models/expert_distribution.pt"
-
-    def rank0(self, role: str) -> list[str]:
-        hosts = getattr(self, role)
-        n = getattr(self, f"{role}_nnodes", 1)
-        return hosts[::n]
-
-
-def substitute_placeholders(text: str, lay: Layout) -> str:
-    """Replace the documents' placeholders with the inventory's values."""
-
-    def pick(hosts: list[str], n: int, original: str) -> str:
-        return hosts[n] if 0 <= n < len(hosts) else original
-
-    text = re.sub(r"your prefill ip(\d+)", lambda m: pick(lay.prefill, int(m.group(1)) - 1, m.group(0)), text)
-    text = re.sub(r"your decode ip(\d+)", lambda m: pick(lay.decode, int(m.group(1)) - 1, m.group(0)), text)
-    # Router upstreams: the k-th --prefill / --decode URL names the k-th instance's rank 0.
-    for flag, role in (("--prefill", "prefill"), ("--decode", "decode")):
-        counter = iter(range(10_000))
-        text = re.sub(
-            rf"{flag} http://(P_IP|PIP\d*|D_IP|DIP\d*):",
-            lambda m, role=role, counter=counter: f"{flag} http://{pick(lay.rank0(role), next(counter), m.group(1))}:",
-            text,
-        )
-    text = re.sub(r"\bPIP(\d+)\b", lambda m: pick(lay.prefill, int(m.group(1)) - 1, m.group(0)), text)
-    text = re.sub(r"\bPIP\b", lambda m: pick(lay.prefill, 0, m.group(0)), text)
-    text = re.sub(r"\bDIP(\d+)\b", lambda m: pick(lay.decode, int(m.group(1)) - 1, m.group(0)), text)
-    text = re.sub(r"\bDIP\b", lambda m: pick(lay.decode, 0, m.group(0)), text)
-    text = re.sub(r"'IP(\d+)'", lambda m: "'" + pick(lay.mixed, int(m.group(1)) - 1, m.group(0)) + "'", text)
-    text = re.sub(r"MODEL_PATH=(xxx|/path/to/model-weights)\b", f"MODEL_PATH={lay.model_path}", text)
-    text = text.replace("--speculative-draft-model-path xxx", f"--speculative-draft-model-path {lay.draft_model_path}")
-    text = re.sub(r"IFNAME=(xxx|<network-interface>)", f"IFNAME={lay.nic}", text)
-    text = re.sub(r"IFNAMES=\(([^)]*)\)", lambda m: "IFNAMES=(" + m.group(1).replace("xxx", lay.nic) + ")", text)
-    # Tokens that recorded deviations use for inventory values the documents hard-code.
-    text = text.replace("<model-path>", lay.model_path).replace("<init-expert-location>", lay.init_expert_location)
-    return text.replace("<mixed-rank0>", lay.mixed[0] if lay.mixed else "<mixed-rank0>")
-
-
 def apply_text_fixes(text: str, fixes: list[tuple[str, str]], where: str) -> str:
-    for seed, rendered in fixes:
-        if seed not in text:
-            raise AssertionError(f"{where}: recorded deviation text {seed!r} does not occur in the document")
-        text = text.replace(seed, rendered)
-    return text
-
-
-_PRELUDE = r"""
-__rec() { printf '%s\n' "$@" >> "$__OUT/$1.log"; }
-hostname() { printf '%s \n' "$__HOST_IP"; }
-tee() { cat > "$__OUT/governor"; }
-sysctl() { shift; printf '%s\n' "$@" >> "$__OUT/sysctl"; }
-source() { printf '%s\n' "$1" >> "$__OUT/sources"; }
-unset() { printf '%s\n' "$@" >> "$__OUT/unset"; builtin unset "$@"; }
-__launch() {
-  __N=$((__N + 1)); local d="$__OUT/launch.$__N"; mkdir -p "$d"
-  printf '%s\0' "$@" > "$d/argv"; env -0 > "$d/env"
-  cp "$__OUT/sources" "$d/sources" 2>/dev/null || : > "$d/sources"
-  cp "$__OUT/unset" "$d/unset" 2>/dev/null || : > "$d/unset"
-}
-python() { __launch "$@"; }
-python3() { __launch "$@"; }
-__N=0
-env -0 > "$__OUT/baseline"
-"""
-
-_HARNESS_VARS = {"__OUT", "__HOST_IP", "__N", "_", "SHLVL", "PWD", "OLDPWD", "PATH", "LD_LIBRARY_PATH"}
-
-
-@dataclasses.dataclass
-class Launch:
-    module: str
-    argv: list[str]  # after "-m MODULE"
-    env: dict[str, str]
-    unset: list[str]
-    sources: list[str]
-    path_prepend: list[str]
-    ld_library_path_prepend: list[str]
-
-
-@dataclasses.dataclass
-class HostRun:
-    launches: list[Launch]
-    sysctl: dict[str, str]
-    governor: str | None
-
-
-def _read_env(path: Path) -> dict[str, str]:
-    out = {}
-    for item in path.read_bytes().split(b"\0"):
-        if item and b"=" in item:
-            k, v = item.decode().split("=", 1)
-            out[k] = v
-    return out
+    return _import_script.apply_text_fixes(text, fixes, where)
 
 
 def run_script(script: str, host_ip: str) -> HostRun:
-    """Run one documented script as host ``host_ip`` would, recording what it launches."""
-    with tempfile.TemporaryDirectory(prefix="seedrun-") as tmp:
-        out = Path(tmp)
-        (out / "script.sh").write_text(_PRELUDE + "\n" + script + "\n", encoding="utf-8")
-        env = {"PATH": "/usr/bin:/bin", "HOME": tmp, "__OUT": tmp, "__HOST_IP": host_ip}
-        proc = subprocess.run(["bash", "--noprofile", "--norc", str(out / "script.sh")], env=env, cwd=tmp,
-                              capture_output=True, text=True, timeout=60, check=False)
-        if proc.returncode != 0:
-            raise RuntimeError(f"seed script failed on {host_ip}: {proc.stderr[-2000:]}")
-        baseline = _read_env(out / "baseline")
-        launches = []
-        for d in sorted(out.glob("launch.*"), key=lambda p: int(p.suffix[1:])):
-            argv = (d / "argv").read_bytes().decode().split("\0")[:-1]
-            if len(argv) < 2 or argv[0] != "-m":
-                raise RuntimeError(f"unexpected python invocation {argv!r}")
-            env_now = _read_env(d / "env")
-            exported = {k: v for k, v in env_now.items()
-                        if k not in _HARNESS_VARS and baseline.get(k) != v}
-            base_path = baseline["PATH"]
-            path = env_now.get("PATH", "")
-            path_pre = [p for p in path[: -len(base_path)].split(":") if p] if path.endswith(base_path) else []
-            ld = env_now.get("LD_LIBRARY_PATH", "")
-            launches.append(Launch(
-                module=argv[1], argv=argv[2:], env=exported,
-                unset=[u for u in (d / "unset").read_text().split() if u],
-                sources=[s for s in (d / "sources").read_text().splitlines() if s],
-                path_prepend=path_pre,
-                ld_library_path_prepend=[p for p in ld.split(":") if p],
-            ))
-        sysctl = {}
-        if (out / "sysctl").exists():
-            for kv in (out / "sysctl").read_text().split():
-                k, v = kv.split("=", 1)
-                sysctl[k] = v
-        gov = (out / "governor").read_text().strip() if (out / "governor").exists() else None
-        return HostRun(launches=launches, sysctl=sysctl, governor=gov)
-
-
-def bench_argv(command: str) -> list[str]:
-    """The benchmark command's argv after ``-m sglang.bench_serving``."""
-    argv = shlex.split(command)
-    return argv[argv.index("-m") + 2 :]
-
-
-def flag_groups(argv: list[str]) -> list[tuple[str, list[str]]]:
-    """Split an argv into (flag, values) in order: the unit golden tests compare."""
-    groups: list[tuple[str, list[str]]] = []
-    for tok in argv:
-        if tok.startswith("-") and not re.match(r"^-\d", tok):
-            groups.append((tok, []))
-        elif groups:
-            groups[-1][1].append(tok)
-        else:
-            raise ValueError(f"argv does not start with a flag: {argv!r}")
-    return groups
+    """Run one documented script as host ``host_ip`` would, recording what it launches: the importer's own
+    recorders (plugins/plugin_utils/_import_script.py), so that the golden tests and the importer read a script
+    the same way."""
+    return _import_script.run_script(script, host_ip, f"seed script on {host_ip}")
 
 
 def parse_result_block(text: str) -> dict[str, str]:
