@@ -11,51 +11,12 @@ import yaml
 import seeddoc as sd
 from test_playbooks import ansible, recap_changed
 
+from ansible_collections.ascend.sglang.tests.unit.import_pages import cells_table
+
 pytestmark = pytest.mark.ansible
 
 # A one-section document in the rendered text form: one PD-mixed server on one host.
-DEMO = """Best Practice on Ascend NPU#
-
-High Throughput#
-
-Model
-
-Hardware
-
-CardNum
-
-Deploy Mode
-
-Dataset
-
-Quantization
-
-TPOT(ms)
-
-Output TPS(per card)
-
-Configuration
-
-Demo-S
-
-Atlas 800I A3
-
-2
-
-PD Mixed
-
-1K-1K
-
-BF16
-
-30.00
-
-100.000
-
-Optimal Configuration
-
-Optimal Configuration#
-
+DEMO = cells_table(("Demo-S", "Atlas 800I A3", "2", "PD Mixed", "1K-1K", "BF16", "30.00", "100.000")) + """\
 Demo-S Atlas 800I A3-2Card PD Mixed 1K-1K 30ms#
 
 Model Deployment#

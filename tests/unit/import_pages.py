@@ -72,3 +72,16 @@ python -m sglang.bench_serving \\
     --random-output-len 1536
 ```
 '''
+
+
+# The summary table's columns in the seeds' rendered text form (one cell per line, headings ending with "#").
+HEAD = ("Model", "Hardware", "CardNum", "Deploy Mode", "Dataset", "Quantization", "TPOT(ms)", "Output TPS(per card)",
+        "Configuration")
+
+
+def cells_table(*rows: tuple[str, ...], title: str = "High Throughput") -> str:
+    """The head of a document in that form: its heading, one summary table of ``rows`` (each row's cells but the
+    last, its 'Optimal Configuration' link) and the heading the configuration sections follow."""
+    cells = [*HEAD] + [cell for row in rows for cell in (*row, "Optimal Configuration")]
+    return f"Best Practice on Ascend NPU#\n\n{title}#\n\n" + "".join(f"{c}\n\n" for c in cells) + \
+        "Optimal Configuration#\n\n"

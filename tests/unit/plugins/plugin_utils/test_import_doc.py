@@ -6,51 +6,10 @@ import pytest
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils._import_doc import (
     ImportRefusal, as_printed, detect_form, document_id, parse_meta, read_document, result_lines)
-from ansible_collections.ascend.sglang.tests.unit.import_pages import MDX
+from ansible_collections.ascend.sglang.tests.unit.import_pages import MDX, cells_table
 
 # One cell per line, headings ending with "#" (the first document's rendering).
-CELLS = """Best Practice on Ascend NPU#
-
-High Throughput#
-
-Model
-
-Hardware
-
-CardNum
-
-Deploy Mode
-
-Dataset
-
-Quantization
-
-TPOT(ms)
-
-Output TPS(per card)
-
-Configuration
-
-Qwen3-32B
-
-Atlas 800I A3
-
-2
-
-PD Mixed
-
-2K-2K
-
-W8A8
-
-48.30
-
-986.150
-
-Optimal Configuration
-
-Optimal Configuration#
-
+CELLS = cells_table(("Qwen3-32B", "Atlas 800I A3", "2", "PD Mixed", "2K-2K", "W8A8", "48.30", "986.150")) + """\
 Qwen3-32B Atlas 800I A3-2Card PD Mixed 2K-2K 50ms#
 
 Model Deployment#

@@ -11,71 +11,12 @@ import yaml
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _import_output, _planner, _profile, _topology
 from ansible_collections.ascend.sglang.plugins.plugin_utils._import_doc import ImportRefusal, read_document
-from ansible_collections.ascend.sglang.tests.unit.import_pages import MDX
+from ansible_collections.ascend.sglang.tests.unit.import_pages import MDX, cells_table
 from ansible_collections.ascend.sglang.plugins.plugin_utils._import_profile import (
     Curation, dataset_slug, import_document, import_section)
 
-TABLE = """Best Practice on Ascend NPU#
-
-High Throughput#
-
-Model
-
-Hardware
-
-CardNum
-
-Deploy Mode
-
-Dataset
-
-Quantization
-
-TPOT(ms)
-
-Output TPS(per card)
-
-Configuration
-
-Demo-R1
-
-Atlas 800I A3
-
-32
-
-PD Separation
-
-2K-1K
-
-W8A8
-
-20.10
-
-40.000
-
-Optimal Configuration
-
-Demo-S
-
-Atlas 800I A3
-
-2
-
-PD Mixed
-
-1K-1K
-
-BF16
-
-30.00
-
-100.000
-
-Optimal Configuration
-
-Optimal Configuration#
-
-"""
+TABLE = cells_table(("Demo-R1", "Atlas 800I A3", "32", "PD Separation", "2K-1K", "W8A8", "20.10", "40.000"),
+                    ("Demo-S", "Atlas 800I A3", "2", "PD Mixed", "1K-1K", "BF16", "30.00", "100.000"))
 
 # Two single-node prefill instances and one two-node decode instance, host-matching loops over the documents'
 # placeholders, a bootstrap port per instance, and the router after the servers.
