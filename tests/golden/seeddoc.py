@@ -27,8 +27,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _import_script
-from ansible_collections.ascend.sglang.plugins.plugin_utils._import_script import (  # noqa: F401 (the tests' names)
-    HostRun, Launch, Layout, bench_argv, flag_groups, substitute_placeholders)
+from ansible_collections.ascend.sglang.plugins.plugin_utils._import_script import HostRun
 
 # The documents are not part of the collection: SGLANG_SEEDS_DIR names their directory, else they are
 # looked for in shared/seeds beside the checkout (where CI keeps them).

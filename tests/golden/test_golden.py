@@ -13,14 +13,16 @@ import pytest
 
 import seeddoc as sd
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _planner, _profile, _topology
+from ansible_collections.ascend.sglang.plugins.plugin_utils._import_script import (
+    HostRun, Launch, Layout, bench_argv, flag_groups, substitute_placeholders)
 
 PROFILES = _profile.available_profiles()
 SECTIONS = {s.title: s for s in sd.load_sections()}
 ALIASES = {"deepseek_r1_pd32"}
 
 
-def golden_layout(profile: _profile.Profile) -> sd.Layout:
-    lay = sd.Layout(prefill=[], decode=[], mixed=[], router=None)
+def golden_layout(profile: _profile.Profile) -> Layout:
+    lay = Layout(prefill=[], decode=[], mixed=[], router=None)
     for role, prefix in (("prefill", "10.0.1"), ("decode", "10.0.2"), ("mixed", "10.0.3")):
         spec = profile.roles.get(role)
         if not spec:
@@ -35,7 +37,7 @@ def golden_layout(profile: _profile.Profile) -> sd.Layout:
     return lay
 
 
-def golden_inventory(lay: sd.Layout, server_vars: dict | None = None,
+def golden_inventory(lay: Layout, server_vars: dict | None = None,
                      deployment_vars: dict | None = None) -> _topology.Inventory:
     """The documented layout as an inventory; ``server_vars``: more variables of every server host;
     ``deployment_vars``: more variables of the deployment."""
@@ -71,10 +73,10 @@ def _raw(pid: str) -> dict:
     return _profile._read_yaml(f"{_profile.profiles_dir()}/{pid}.yml")
 
 
-def seed_runs(profile: _profile.Profile, lay: sd.Layout) -> dict[str, sd.HostRun]:
+def seed_runs(profile: _profile.Profile, lay: Layout) -> dict[str, HostRun]:
     section = deployment_section(profile)
     fixed = sd.apply_text_fixes(section.deploy, seed_fixes(profile, "deploy"), profile.id)
-    parts = {key: sd.substitute_placeholders(text, lay) for key, text in sd.script_parts(fixed).items()}
+    parts = {key: substitute_placeholders(text, lay) for key, text in sd.script_parts(fixed).items()}
     runs = {}
     for role in ("prefill", "decode", "mixed"):
         for address in getattr(lay, role):
@@ -84,7 +86,7 @@ def seed_runs(profile: _profile.Profile, lay: sd.Layout) -> dict[str, sd.HostRun
     return runs
 
 
-def the_launch(run: sd.HostRun, module: str, where: str) -> sd.Launch:
+def the_launch(run: HostRun, module: str, where: str) -> Launch:
     found = [launch for launch in run.launches if launch.module == module]
     assert len(found) == 1, f"{where}: the documented script launches {len(found)} x {module} on this host"
     return found[0]
@@ -116,7 +118,7 @@ def test_profile_renders_the_documented_commands(pid: str, metrics: bool) -> Non
                 seed = the_launch(run, "sglang_router.launch_router", where)
                 assert svc.argv[1:3] == ["-m", "sglang_router.launch_router"]
                 extra = metrics_flags("router", seed.argv, lay.router) if metrics else []
-                assert sd.flag_groups(svc.argv[3:]) == sd.flag_groups(seed.argv + extra), where
+                assert flag_groups(svc.argv[3:]) == flag_groups(seed.argv + extra), where
                 # The router gets its own variables only; each must be what the script exports there.
                 for key, value in svc.env.items():
                     assert seed.env.get(key) == value, f"{where}: env {key}"
@@ -125,7 +127,7 @@ def test_profile_renders_the_documented_commands(pid: str, metrics: bool) -> Non
             seed = the_launch(run, "sglang.launch_server", where)
             assert svc.argv[1:3] == ["-m", "sglang.launch_server"]
             extra = metrics_flags(svc.role, seed.argv, svc.host) if metrics else []
-            assert sd.flag_groups(svc.argv[3:]) == sd.flag_groups(seed.argv + extra), where
+            assert flag_groups(svc.argv[3:]) == flag_groups(seed.argv + extra), where
             assert svc.env == seed.env, where
             assert host_plan.cann["sources"] == seed.sources, where
             assert sorted(host_plan.cann["unset"]) == sorted(set(seed.unset)), where
@@ -142,11 +144,11 @@ def test_bench_is_the_documented_command(pid: str) -> None:
     lay = golden_layout(profile)
     plan = _planner.plan(profile, golden_inventory(lay))
     section = SECTIONS[profile.source["section"]]
-    seed = sd.bench_argv(sd.substitute_placeholders(
+    seed = bench_argv(substitute_placeholders(
         sd.apply_text_fixes(section.bench, seed_fixes(profile, "bench"), pid), lay))
     assert plan.bench is not None
     assert plan.bench["argv"][1:3] == ["-m", "sglang.bench_serving"]
-    assert sd.flag_groups(plan.bench["argv"][3:]) == sd.flag_groups(seed)
+    assert flag_groups(plan.bench["argv"][3:]) == flag_groups(seed)
 
 
 def test_every_documented_section_has_one_profile() -> None:
