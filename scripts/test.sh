@@ -15,5 +15,5 @@ export SGLANG_PARSERS_REQUIRED=1
 .venv/bin/python scripts/profiles.py check
 .venv/bin/python scripts/settings.py check
 .venv/bin/python scripts/variables.py check
-echo "test: 4/4 the tests (about 1700; a dot per test passed, s skipped; about 7 minutes on two cores)"
+echo "test: 4/4 the tests (about 2200; a dot per test passed, s skipped)"
 .venv/bin/python -m pytest "$@"
