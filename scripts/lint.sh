@@ -131,15 +131,15 @@ gate_sanity() {
   # The oldest release skips the tests whose verdict does not depend on it: the style and lint checks of
   # Python, YAML and shell, and the changelog's (the newest release runs them); what it runs is what differs by
   # release: compile on Python 3.11, import, validate-modules, ansible-doc and the code-smell tests.
-  local skip
+  local skipped skip t
   for core in 2.21 2.19; do
     case $core in
-      2.21) venv=$TOOLS/sanity python=3.12 skip=() ;;
-      *) venv=$TOOLS/units-$core python=3.11
-         skip=(--skip-test pylint --skip-test pep8 --skip-test yamllint --skip-test shellcheck --skip-test changelog) ;;
+      2.21) venv=$TOOLS/sanity python=3.12 skipped= ;;
+      *) venv=$TOOLS/units-$core python=3.11 skipped="pylint pep8 yamllint shellcheck changelog" ;;
     esac
+    skip=(); for t in $skipped; do skip+=(--skip-test "$t"); done
     home=$(ansible_test_home "$venv"); out=$work/sanity-$core.out
-    log "ansible-test sanity --local --python $python with ansible-core $core (every test without containers${skip:+, but ${skip[*]//--skip-test /}})"
+    log "ansible-test sanity --local --python $python with ansible-core $core (every test without containers${skipped:+ but $skipped})"
     (cd "$col" && HOME=$home "$venv/bin/ansible-test" sanity --local --python "$python" --requirements \
        --color no "${skip[@]}" >"$out" 2>&1)
     rc=$?
