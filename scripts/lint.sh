@@ -5,10 +5,10 @@
 #      without containers (2.19: but the release-independent pylint, pep8, yamllint, shellcheck, changelog), on a copy
 #      of the checkout laid out as ansible_collections/ascend/sglang (tracked and new files;
 #      tests/sanity/ignore-<release>.txt applies);
-#   3. ansible-test units on that copy, with the newest and the oldest ansible-core release the collection
-#      supports (2.21, and 2.19, the oldest requires_ansible admits and the newest that runs on Python 3.11):
-#      the host-side tests (tests/unit/plugins/modules, module_utils) on the oldest host Python (3.11, Debian
-#      bookworm's); the controller's unit tests are README's test command's (they run no ansible-core code);
+#   3. ansible-test units on that copy with the oldest ansible-core release the collection supports (2.19, the
+#      oldest requires_ansible admits and the newest that runs on Python 3.11): the host-side tests
+#      (tests/unit/plugins/modules, module_utils) on the oldest host Python (3.11, Debian bookworm's); README's
+#      test command runs them with 2.21 on 3.12, and the controller's unit tests (they run no ansible-core code);
 #      the tests of files the roles run on the hosts (tests/unit/roles) with pytest on 3.11 too;
 #      each failed or erroring test is a finding;
 #   4. the built tarball installed into a temporary collections path renders, by FQCN from another directory,
@@ -154,8 +154,7 @@ gate_sanity() {
 }
 
 # ------------------------------------------------------------------------------------ ansible-test units
-# A Python 3.11 venv for the host-side tests: ansible-core 2.21 needs Python >= 3.12 on the controller, so
-# ansible-test (run from its 3.12 venv) drives this interpreter as a target only; it installs
+# A Python 3.11 venv for the host-side tests: ansible-test drives this interpreter as a target only; it installs
 # pytest and PyYAML into it (--requirements) and puts only ansible.module_utils and the collection loader on
 # its path, so a host-side test that needed controller code from ansible would fail here.
 # python311 [SUFFIX]: one venv per ansible-core release (its ansible-test installs its own constraints).
@@ -202,21 +201,19 @@ units_run() {
 }
 
 gate_units() {
-  venv "$TOOLS/sanity" "$SANITY_PINS"
   venv "$TOOLS/units-2.19" "$OLDEST_PINS" "$(python311)"
-  local host_tests=() d core venv suffix py311 col rc
+  local host_tests=() d py311 col rc
   for d in tests/unit/plugins/modules tests/unit/plugins/module_utils; do
     [ -d "$d" ] && host_tests+=("$d/")
   done
-  # The controller's unit tests (tests/unit/plugins/plugin_utils, ...) run once, in README's test command:
-  # plugin_utils imports nothing of ansible-core, so another release would run the same code, and Python 3.11's
-  # syntax is the 2.19 sanity run's compile test.
-  log "ansible-test units (ansible-core 2.21 and 2.19): ${host_tests[*]} on Python 3.11"
-  for core in 2.21 2.19; do
-    case $core in 2.21) venv=$TOOLS/sanity suffix= ;; *) venv=$TOOLS/units-$core suffix=-$core ;; esac
-    py311=$(python311 "$suffix")
-    units_run "$core" "$venv" 3.11 "$py311" "${host_tests[@]}"
-  done
+  # The host-side tests with the oldest ansible-core release on the oldest host Python: README's test command
+  # runs them with the newest release on 3.12, so the two runs span both ranges. The controller's unit tests
+  # (tests/unit/plugins/plugin_utils, ...) run once, in README's test command: plugin_utils imports nothing of
+  # ansible-core, so another release would run the same code, and Python 3.11's syntax is the 2.19 sanity run's
+  # compile test.
+  log "ansible-test units (ansible-core 2.19): ${host_tests[*]} on Python 3.11"
+  py311=$(python311 -2.19)
+  units_run 2.19 "$TOOLS/units-2.19" 3.11 "$py311" "${host_tests[@]}"
   # Files the roles copy to the hosts and run there (the instance watchdog): ansible-test counts every test
   # outside plugins/modules and plugins/module_utils as controller code (run above with ansible on the path), so
   # pytest runs them on the 3.11 venv as well, which has no ansible (pytest installed there by the host-side run

@@ -52,7 +52,9 @@ def fixture_standin(tmp_path: Path, monkeypatch) -> Path:
 
 
 def run(argv):
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    # observe_nics asks every device at once; the stand-in's first answers each wait for its state file under one
+    # lock, so on a loaded machine a call waits for up to 16 Python starts: the bound only stops a hang.
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=False)
     return proc.returncode, proc.stdout, proc.stderr
 
 

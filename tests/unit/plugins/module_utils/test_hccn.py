@@ -166,7 +166,7 @@ def standin(tmp_path):
 def hccn(state_dir, *args):
     env = dict(os.environ, ASCEND_STANDIN_DIR=str(state_dir))
     done = subprocess.run([str(HCCN_TOOL), *args], env=env, capture_output=True, text=True,
-                          timeout=60, check=False)
+                          timeout=600, check=False)
     return done.returncode, done.stdout, done.stderr
 
 
@@ -200,10 +200,10 @@ def test_the_fast_path_prints_what_the_implementation_prints(standin, health):
     env = dict(os.environ, ASCEND_STANDIN_DIR=str(standin))
 
     def both(*args):
-        fast = subprocess.run([str(HCCN_TOOL), *args], env=env, capture_output=True, text=True, timeout=60,
+        fast = subprocess.run([str(HCCN_TOOL), *args], env=env, capture_output=True, text=True, timeout=600,
                               check=False)
         slow = subprocess.run([sys.executable, str(HCCN_TOOL.parent / "hccn_tool.py"), *args], env=env,
-                              capture_output=True, text=True, timeout=60, check=False)
+                              capture_output=True, text=True, timeout=600, check=False)
         return (fast.returncode, fast.stdout, fast.stderr), (slow.returncode, slow.stdout, slow.stderr)
 
     state = json.loads((standin / "hccn.json").read_text())
