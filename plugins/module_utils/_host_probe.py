@@ -423,8 +423,9 @@ def observe(req: Mapping[str, Any], npu_smi: str = "npu-smi", driver_info: str =
         runtimes = {r["key"]: pool.submit(runtime_stack if r.get("stack") else runtime_version, r, runtime_timeout)
                     for r in req.get("runtimes") or []}
         health = {h["service"]: pool.submit(http_status, h["url"], probe_timeout) for h in req.get("health") or []}
-        npu = pool.submit(observe_npu, npu_smi) if req.get("npu") else None
-        topo = pool.submit(observe_topo, npu_smi) if req.get("npu") else None
+        # The NPU tools get the same bound as hccn_tool's queries (tool_run): at least 30 s.
+        npu = pool.submit(observe_npu, npu_smi, max(runtime_timeout, 30.0)) if req.get("npu") else None
+        topo = pool.submit(observe_topo, npu_smi, max(runtime_timeout, 30.0)) if req.get("npu") else None
         fabric_req = req.get("fabric") or {}
         fabric = (pool.submit(_fabric.observe_nics, tool_run, list(fabric_req.get("devices") or []),
                               list(fabric_req.get("queries") or []), hccn_tool or _fabric.HCCN_TOOL)

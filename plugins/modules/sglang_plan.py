@@ -208,7 +208,8 @@ notes:
     reference environment: warn, fail or off."
   - "C(sglang_preflight_json) (run; path; default -): Also write the preflight report as JSON on the controller."
   - "C(sglang_preflight_probe_timeout) (run; int; default -): Seconds of each preflight probe."
-  - "C(sglang_preflight_runtime_timeout) (run; int; default -): Seconds of the server interpreter's stack report."
+  - "C(sglang_preflight_runtime_timeout) (run; int; default -): Seconds of the server interpreter's stack report and
+    of each NPU tool call (npu-smi, at least 30; hccn_tool, at least 10)."
   - "C(sglang_preflight_min_hbm_free_ratio) (run; float; default -): Free HBM ratio every NPU needs (default: the
     service's --mem-fraction-static)."
   - "C(sglang_min_driver_version) (run; str; default -): Lowest NPU driver version preflight accepts."

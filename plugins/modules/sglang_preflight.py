@@ -89,7 +89,8 @@ options:
     type: float
     default: 3
   runtime_timeout:
-    description: Seconds for each interpreter's report (the server's stack, the router's release; the CANN scripts are sourced first).
+    description: Seconds for each interpreter's report (the server's stack, the router's release; the CANN scripts are sourced first)
+      and for each NPU tool call (C(npu-smi) at least 30, C(hccn_tool) at least 10).
     type: float
     default: 60
   stack_reference:

@@ -468,7 +468,8 @@ TABLE: tuple[Setting, ...] = (
       _word("warn", "fail", "off"), choices=('warn', 'fail', 'off')),
     S("sglang_preflight_json", RUN, "Also write the preflight report as JSON on the controller.", _controller_path, type="path"),
     S("sglang_preflight_probe_timeout", RUN, "Seconds of each preflight probe.", _int(1, 3600), type="int"),
-    S("sglang_preflight_runtime_timeout", RUN, "Seconds of the server interpreter's stack report.", _int(1, 3600), type="int"),
+    S("sglang_preflight_runtime_timeout", RUN, "Seconds of the server interpreter's stack report and of each NPU "
+      "tool call (npu-smi, at least 30; hccn_tool, at least 10).", _int(1, 3600), type="int"),
     S("sglang_preflight_min_hbm_free_ratio", RUN, "Free HBM ratio every NPU needs (default: the service's "
       "--mem-fraction-static).", _ratio, type="float"),
     S("sglang_min_driver_version", RUN, "Lowest NPU driver version preflight accepts.", c.text),
