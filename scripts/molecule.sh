@@ -251,8 +251,10 @@ case $depth in full | core) ;; *) log "SGLANG_MOLECULE_DEPTH must be full or cor
 export SGLANG_MOLECULE_DEPTH=$depth
 scenarios=("$@")
 if [ "${scenarios[0]:-}" = --setup ]; then
-  # Everything above and the container_runtime images, no scenario: .ci/run prepares this beside the tests.
-  cmd=setup scenarios=(container_runtime)
+  # Everything above and, at full depth, the container_runtime images (the core depth does not run that
+  # scenario); no scenario: .ci/run prepares this beside the tests.
+  cmd=setup scenarios=()
+  [ "$depth" = core ] || scenarios=(container_runtime)
 elif [ ${#scenarios[@]} -eq 0 ] && [ "$depth" = core ]; then
   scenarios=(pd_separation pd_mixed)
 elif [ ${#scenarios[@]} -eq 0 ]; then
@@ -297,8 +299,11 @@ run_scenario() {
     fi
     [ "$s" = fleet ] || molecule destroy -s "$s" >/dev/null 2>&1 || true
   elif [ "$cmd" = test ] && [ "$depth" = core ]; then
-    # converge runs create and prepare first; destroy whatever happened (the test sequence's last step).
-    to_out molecule converge -s "$s" && to_out molecule verify -s "$s" || rc=$?
+    # The test sequence without idempotence: destroy first, as it does (it also resets Molecule's state, which a
+    # killed run leaves saying the instances exist, and which converge would trust), then converge (create,
+    # prepare, converge), verify, and destroy whatever happened.
+    { to_out molecule destroy -s "$s" && to_out molecule converge -s "$s" && to_out molecule verify -s "$s"; } \
+      || rc=$?
     to_out molecule destroy -s "$s" || true
   else
     to_out molecule "$cmd" -s "$s" || rc=$?
