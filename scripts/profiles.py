@@ -19,7 +19,8 @@ import conftest  # noqa: E402,F401  (puts the collection on sys.path)  # pylint:
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _packing  # noqa: E402
 from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import (  # noqa: E402
-    FROM_INVENTORY, NODE_DEVICES, Profile, _read_yaml, available_profiles, load_profile, profiles_dir,
+    FIRST_GENERATION, FROM_INVENTORY, NODE_DEVICES, Profile, _read_yaml, available_profiles, load_profile,
+    profiles_dir,
 )
 from ansible_collections.ascend.sglang.plugins.plugin_utils._releases import load_release_tables  # noqa: E402
 
@@ -82,6 +83,16 @@ def releases(p: Profile) -> str:
             f"**{p.releases.get('sglang_router')}** ({', '.join(r for r in router if r != p.releases.get('sglang_router'))})")
 
 
+def source(p: Profile) -> str:
+    """Where the profile comes from: the January documents (their number), or the page, commit and section anchor of
+    the current pages (a Markdown link; rst() turns it into an RST one)."""
+    src = p.source
+    if p.generation == FIRST_GENERATION:
+        return f"{p.generation} document {src.get('document')}"
+    url = f"https://github.com/{src['repository']}/blob/{src['commit']}/{src['path']}#{src['anchor']}"
+    return f"[{p.generation} {src['path'].rsplit('/', 1)[-1]}]({url})"
+
+
 def needs(p: Profile) -> list[str]:
     """The inventory variables a profile's flags and environment read (sglang_model_path, sglang_draft_model_path...):
     the ones the planner requires."""
@@ -93,28 +104,30 @@ def readme_table() -> str:
     """README's short table: the playbook, what it serves on what, the hosts and the variables to set."""
     rows = [
         "| Playbook (`playbooks/<id>.yml`) | Model | HW | Cards | Mode | Dataset | TPOT | Hosts (example inventory) | "
-        "Needs too |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "Needs too | Source |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for p in documented():
         mode = "PD" if p.deploy_mode == "pd_separation" else "mixed"
         rows.append(f"| `{p.id}` | {p.model} | {p.hardware} | {p.cards} | {mode} | {p.dataset.get('name')} | "
                     f"{p.tpot_target_ms:g} ms | {shape(p)} (`{inventory_of(p)}`) | "
-                    f"{', '.join(f'`{v}`' for v in needs(p) if v != 'sglang_model_path')} |")
+                    f"{', '.join(f'`{v}`' for v in needs(p) if v != 'sglang_model_path')} | {source(p)} |")
     # The short names the README and the examples use, each on a row of its own naming what it stands for.
     for alias in sorted(ALIAS_PLAYBOOK):
         target = _read_yaml(f"{profiles_dir()}/{alias}.yml")["alias_of"]
-        rows.append(f"| `{alias}` | alias of `{target}` | | | | | | | |")
+        rows.append(f"| `{alias}` | alias of `{target}` | | | | | | | | |")
     return "\n".join(rows)
 
 
 def rst(markdown_table: str) -> str:
-    """A markdown table of this module as an RST list-table (`code` -> ``code``; **bold** stays)."""
+    """A markdown table of this module as an RST list-table (`code` -> ``code``, [text](url) -> `text <url>`__;
+    **bold** stays)."""
     out = ["", ".. list-table::", "   :header-rows: 1", ""]
     for line in markdown_table.splitlines():
         if line.startswith("|---"):
             continue
-        cells = [re.sub(r"`([^`]+)`", r"``\1``", c.strip()) for c in line.strip().strip("|").split(" | ")]
+        cells = [re.sub(r"\[([^\]]+)\]\(([^)]+)\)", r"`\1 <\2>`__", re.sub(r"`([^`]+)`", r"``\1``", c.strip()))
+                 for c in line.strip().strip("|").split(" | ")]
         out.append(f"   * - {cells[0]}")
         out += [f"     - {c}" for c in cells[1:]]
     return "\n".join(out) + "\n"
@@ -123,8 +136,9 @@ def rst(markdown_table: str) -> str:
 def table() -> str:
     rows = [
         "| Playbook (`playbooks/<id>.yml`) | Model | HW | Cards | Mode | Dataset (in/out) | TPOT target | "
-        "Published TPOT / output tok/s per card | Quant | Hosts (example inventory) | SGLang / router: **target** (also) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "Published TPOT / output tok/s per card | Quant | Hosts (example inventory) | SGLang / router: **target** (also) | "
+        "Source |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for p in documented():
         ds = p.dataset
@@ -133,7 +147,7 @@ def table() -> str:
             f"| `{p.id}` | {p.model} | {p.hardware} | {p.cards} | {mode} | {ds.get('name')} "
             f"({ds.get('input_len')}/{ds.get('output_len')}) | {p.tpot_target_ms:g} ms | {published(p)} | "
             f"{p.quantization} | {shape(p)} (`inventories/{inventory_of(p)}`) | "
-            f"{releases(p)} |")
+            f"{releases(p)} | {source(p)} |")
     return "\n".join(rows)
 
 

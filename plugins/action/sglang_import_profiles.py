@@ -10,14 +10,14 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.ascend.sglang.plugins.module_utils._atomic_files import place_all
-from ansible_collections.ascend.sglang.plugins.plugin_utils import _import_output, _import_profile
+from ansible_collections.ascend.sglang.plugins.plugin_utils import _import_output, _import_profile, _import_validate
 from ansible_collections.ascend.sglang.plugins.plugin_utils._import_doc import ImportRefusal, read_document
 from ansible_collections.ascend.sglang.plugins.plugin_utils._serialize import plain
 
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("source", "dest", "curate"))
+    _VALID_ARGS = frozenset(("source", "dest", "curate", "parser_python", "router_python"))
     _requires_connection = False
 
     def run(self, tmp=None, task_vars=None):
@@ -29,6 +29,9 @@ class ActionModule(ActionBase):
         if not args.get("dest"):
             raise AnsibleActionFail("variable 'sglang_profiles_dir' is not set: pass -e sglang_profiles_dir=DIR "
                                     "(the directory the profiles are written into)")
+        interpreters = {kind: _interpreter(args.get(option), variable) for kind, option, variable in (
+            ("server", "parser_python", "sglang_import_parser_python"),
+            ("router", "router_python", "sglang_import_router_python"))}
         source = os.path.abspath(os.path.expanduser(str(args["source"])))
         dest = os.path.abspath(os.path.expanduser(str(args["dest"])))
         try:
@@ -46,6 +49,11 @@ class ActionModule(ActionBase):
             planned = _import_output.plan_files(items, source, dest, collection)
             _import_output.check_destination(dest, [os.path.basename(p.path) for p in planned],
                                              "sglang_profiles_dir")
+            # Before anything is written: a command its release's parser rejects refuses the import.
+            profiles, refusals = _import_validate.imported_profiles(items, collection)
+            verdict = _import_validate.validate(profiles, interpreters)
+            if refusals or verdict.refusals:
+                raise ImportRefusal("\n".join(refusals + verdict.refusals))
         except (ImportRefusal, _import_output.NotOurs) as exc:
             lines = str(exc).splitlines()
             result.update(failed=True, msg=f"sglang import of {os.path.basename(source)} refused: " + (
@@ -60,13 +68,27 @@ class ActionModule(ActionBase):
             raise AnsibleActionFail(f"writing sglang_profiles_dir failed: {exc}") from None
         stale = [{"profile": item.id, **{k: str(v) for k, v in dev.items() if k in ("part", "seed")}}
                  for item in items for dev in item.stale]
-        report = _import_output.report(planned)
+        report = verdict.report + _import_output.report(planned)
         report += [f"not applied (the document no longer has its text): {s['profile']} {s['part']} {s['seed']!r}"
                    for s in stale]
         result.update(changed=bool(placed["changed"]), document=document.id, dest=dest,
                       profiles=[{"id": p.id, "path": p.path, "status": p.status, "differences": p.differences}
                                 for p in planned],
-                      stale_deviations=stale, report=report, msg=report[-1] if not stale else report[-1 - len(stale)])
+                      stale_deviations=stale, validation=verdict.report, report=report,
+                      msg=report[-1] if not stale else report[-1 - len(stale)])
         if placed.get("diff"):
             result["diff"] = placed["diff"]
         return result
+
+
+def _interpreter(value, variable: str) -> str | None:
+    """An interpreter the operator named: an executable file on the controller, else a failure naming the variable."""
+    if value in (None, ""):
+        return None
+    if not isinstance(value, str):
+        raise AnsibleActionFail(f"variable '{variable}' must be the path of a Python interpreter (a string)")
+    path = os.path.abspath(os.path.expanduser(value))
+    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+        raise AnsibleActionFail(f"variable '{variable}': '{path}' is not an executable file on the controller "
+                                "(a Python interpreter with the release's package installed)")
+    return path

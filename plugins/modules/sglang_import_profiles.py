@@ -20,6 +20,13 @@ description:
     result are read by running the section's script in bash with recorders, once per host of a stand-in inventory of
     the documented shape; what the document leaves to the operator (addresses, C($((8998+$i))), NIC names,
     C(xxx) and C(your prefill ip1) placeholders, C(hostname -I) loops) becomes the planner's placeholders.
+  - "Both forms of the current per-model pages are read: overview tables in HTML or Markdown (a row that links to a
+    section belongs to it), C(PD Disaggregation) as the January documents' C(PD Separation), every command block of
+    the C(Model Deployment) part as one script (the router has a block of its own), C(<your prefill ip>) and
+    C(<your decode ip>) placeholders, and a configuration with prefix caching told apart by its title
+    (C(prefix90) in the profile id). The host NIC the pages ask for on a one-node instance
+    (C(<network-interface>), C(xxx)) is the planner's loopback binding, as the January one-node scripts set it; a
+    NIC the page names there is refused."
   - The collection's recorded deviations and figure corrections for a section of the same title are applied to the
     document text first (O(curate)); one whose text the document no longer has is left out and reported.
   - What cannot be mapped (an unknown construct, a lab address, a flag no supported release has, a value that
@@ -28,6 +35,11 @@ description:
     import is refused). Other files in O(dest) are left alone.
   - Reports, per new or changed profile, what it differs in from the collection's profile of the same id (flags,
     environment, figures and every other field). In check mode only the report is produced.
+  - With O(parser_python) (or O(router_python)), each imported profile is planned on stand-in hosts of its documented
+    shape for every release it supports, and the server (router) commands of the release that interpreter has
+    installed go through that release's own argument parser, run by that interpreter; a command it rejects refuses
+    the import, naming the profile, the service and the parser's message. The report says which profiles were
+    validated with which release, and which support no release the interpreter has.
 version_added: 0.5.0
 options:
   source:
@@ -44,6 +56,17 @@ options:
       - With V(false) the document is taken as it is, and every section that needs a fix is refused naming its line.
     type: bool
     default: true
+  parser_python:
+    description:
+      - A Python interpreter on the controller with an SGLang release installed (for example a virtual environment's
+        C(bin/python)), whose argument parser validates the imported server commands (C(sglang_import_parser_python)).
+      - Unset, the commands are checked against the collection's flag catalogs only, and the report says so.
+    type: path
+  router_python:
+    description:
+      - A Python interpreter on the controller with an sglang-router release installed, whose parser validates the
+        imported router commands (C(sglang_import_router_python)).
+    type: path
 extends_documentation_fragment:
   - ascend.sglang.attributes.controller
   - ascend.sglang.attributes.diff
@@ -56,6 +79,14 @@ EXAMPLES = r"""
   ascend.sglang.sglang_import_profiles:
     source: ./best_practice.txt
     dest: ./profiles
+  delegate_to: localhost
+  run_once: true
+
+- name: Import a per-model page and validate it with the parser of the SGLang installed in a virtual environment
+  ascend.sglang.sglang_import_profiles:
+    source: ./deepseek_r1.mdx
+    dest: ./profiles
+    parser_python: /opt/sglang-0.5.9/bin/python
   delegate_to: localhost
   run_once: true
 """
@@ -95,6 +126,13 @@ stale_deviations:
   returned: success
   type: list
   elements: dict
+validation:
+  description:
+    - One line per imported profile and parser, saying which release's parser accepted its commands, or why it was
+      not validated.
+  returned: success
+  type: list
+  elements: str
 report:
   description: The lines printed for the operator.
   returned: success

@@ -174,6 +174,12 @@ notes:
     controller directory (else onto the sglang_monitoring hosts)."
   - "C(sglang_import_source) (run; path; default -): playbooks/import_profiles.yml: the best-practice document to
     import into profiles (the rendered page saved as text, or a per-model MDX page)."
+  - "C(sglang_import_parser_python) (run; path; default -): playbooks/import_profiles.yml: a Python interpreter on
+    the controller with an SGLang release installed; the imported server commands of that release go through its own
+    parser."
+  - "C(sglang_import_router_python) (run; path; default -): playbooks/import_profiles.yml: a Python interpreter on
+    the controller with an sglang-router release installed; the imported router commands of that release go through
+    its parser."
   - "C(sglang_profiles_dir) (run; path; default -): A controller directory of the operator's own profiles:
     playbooks/import_profiles.yml writes into it (never over a file it did not write), and every playbook that plans
     looks a profile up there before the collection's."

@@ -201,6 +201,11 @@ def _server_args(launch: Launch, at: _Where, lay: Layout, script: _Script, facts
         if flag in args:
             raise ImportRefusal(f"{where}: {flag} is given twice in one command; record which one is meant as a "
                                 "deviation")
+        if len(values) > 1 and values[0].startswith(("{", "[")) and any(v.endswith(("}", "]")) for v in values[1:]):
+            # {"key": true} unquoted: bash splits it into words, and the release's parser reads several values
+            # (or rejects them) where the page means one JSON value.
+            raise ImportRefusal(f"{where}: {flag} {' '.join(values)} is JSON that bash splits into "
+                                f"{len(values)} words; record the quoted value as a deviation")
         value: Any
         if flag == "--host":
             if values != [at.address]:
@@ -250,7 +255,10 @@ def _server_env(launch: Launch, at: _Where, lay: Layout, script: _Script, store:
         where = script.line_setting(key, value, lay)
         if key.endswith("SOCKET_IFNAME"):
             expected = "lo" if at.nnodes == 1 else lay.nic
-            if value != expected:
+            # The current pages ask for the host NIC (<network-interface>) on one-node instances too: all ranks
+            # of such an instance are on one host, and the planner binds them to lo, as the January documents'
+            # one-node scripts did. A concrete other value is still refused.
+            if value != expected and not (at.nnodes == 1 and value == lay.nic):
                 shown = "the document's NIC placeholder" if value == lay.nic else value
                 raise ImportRefusal(
                     f"{where}: {key} is {shown} on a {at.nnodes}-node {at.role} instance: the planner binds HCCL/GLOO "

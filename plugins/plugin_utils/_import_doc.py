@@ -58,6 +58,8 @@ class SummaryRow:
     tps_text: str | None  # output tok/s per card as printed; None where the table has no such column
     line: int
     text: str
+    # The section the row links to ("#deepseek-r1-w8a8-2p1d-32p-in3k5-out1k5-16ms"), where the table has links.
+    anchor: str | None = None
 
     @property
     def tpot_is_target(self) -> bool:
@@ -116,7 +118,8 @@ def detect_form(text: str) -> str:
 # --------------------------------------------------------------------------- the rendered text form
 
 _HEADING_MARK = "#"
-_MODE = r"PD Separation|PD Mixed"
+# The January documents say "PD Separation"; the current pages "PD Disaggregation" for the same mode.
+_MODE = r"PD Separation|PD Disaggregation|PD Mixed"
 # A row of a table whose cells were run together on one line (no per-card column).
 _RUN_TOGETHER_ROW = re.compile(
     rf"^(?P<model>\S+?)Atlas 800I (?P<hw>A\d)(?P<cards>\d+)(?P<mode>{_MODE})(?P<dataset>.+?)(?P<tpot>\d+(?:\.\d+)?)ms"
@@ -315,19 +318,30 @@ def _fenced_blocks(lines: list[str], start: int, end: int) -> list[tuple[int, li
     return blocks
 
 
+def anchor_of(title: str) -> str:
+    """A heading's anchor as the pages link it: lower case, every run of other characters one hyphen."""
+    return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
+
+
 def _mdx_rows(lines: list[str], end: int) -> list[SummaryRow]:
+    """The overview tables' rows, written as HTML (<tr><td>) or as Markdown pipe tables."""
     rows: list[SummaryRow] = []
     table = ""
     text = "\n".join(lines[:end])
     offsets = [0]
     for line in lines[:end]:
         offsets.append(offsets[-1] + len(line) + 1)
-    for match in re.finditer(r"^#{2,4}\s+(Low Latency|High Throughput)\s*$|<tr[^>]*>(.*?)</tr>", text,
+    for match in re.finditer(r"^#{2,4}\s+(Low Latency|High Throughput)\s*$|<tr[^>]*>(.*?)</tr>|^(\|[^\n]*\|)[ \t]*$", text,
                              re.MULTILINE | re.DOTALL):
         if match.group(1):
             table = _TABLE_NAMES[match.group(1).lower()]
             continue
-        cells = [" ".join(_TAG.sub("", c).split()) for c in _CELL.findall(match.group(2))]
+        if match.group(2) is not None:
+            raw = _CELL.findall(match.group(2))
+        else:
+            raw = match.group(3).strip().strip("|").split("|")
+        link = re.search(r'href="#([^"]+)"|\]\(#([^)\s]+)\)', raw[-1]) if raw else None
+        cells = [" ".join(_TAG.sub("", c).split()) for c in raw]
         if len(cells) < 7 or cells[0] == "Model" or not cells[2].isdigit():
             continue
         model, hw, cards, mode, dataset, tpot, quant = cells[:7]
@@ -337,7 +351,8 @@ def _mdx_rows(lines: list[str], end: int) -> list[SummaryRow]:
         line = next(n for n, off in enumerate(offsets) if off > match.start())
         rows.append(SummaryRow(table=table, model=model, hardware=hw.split()[-1], cards=int(cards), mode=mode,
                                dataset=dataset, quantization=quant, tpot_ms=float(tpot_match.group(1)),
-                               tpot_text=tpot_match.group(1), tps_text=None, line=line, text=" / ".join(cells[:7])))
+                               tpot_text=tpot_match.group(1), tps_text=None, line=line, text=" / ".join(cells[:7]),
+                               anchor=anchor_of(next(g for g in link.groups() if g)) if link else None))
     return rows
 
 
@@ -376,8 +391,12 @@ def _mdx_section(lines: list[str], heads: list[tuple[int, int, str]], start: int
     blocks = _fenced_blocks(lines, deploy_at + 1, deploy_end)
     if not blocks:
         raise ImportRefusal(f"{name} line {deploy_at + 1}: section '{title}' has no deployment command block")
-    first, body = blocks[0]
-    deploy = Lines("\n".join(body), first + 1)
+    # Every command block of the part is the script (the current pages put the router in a block of its own);
+    # what lies between them (prose, fence lines) becomes blank lines, so that line numbers stay the page's.
+    first = blocks[0][0]
+    inside = {i for at, block in blocks for i in range(at, at + len(block))}
+    last = blocks[-1][0] + len(blocks[-1][1])
+    deploy = Lines("\n".join(lines[i] if i in inside else "" for i in range(first, last)), first + 1)
     bench, bench_line, result = "", 0, Lines("", end + 1)
     for first_b, block in _fenced_blocks(lines, bench_at + 1, end) if bench_at is not None else []:
         for k, line in enumerate(block):

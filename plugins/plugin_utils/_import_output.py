@@ -16,6 +16,7 @@ import os
 from typing import Any, Mapping
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils._import_profile import Imported
+from ansible_collections.ascend.sglang.plugins.plugin_utils._serialize import yaml_text
 
 HEADER = "# Imported by ascend.sglang.import_profiles"
 
@@ -26,12 +27,11 @@ class NotOurs(ValueError):
 
 def render(item: Imported, document_name: str) -> str:
     """The profile file: the header line, the section it comes from, then the data the planner reads."""
-    import yaml  # PyYAML ships with ansible-core; imported lazily to keep this module light
-
-    head = (f"{HEADER} from {os.path.basename(document_name)}, section '{item.section.title}' "
-            f"(document line {item.section.line}).\n"
+    head = (f"{HEADER} from {os.path.basename(document_name)},\n"
+            f"# section '{item.section.title}' (document line {item.section.line}).\n"
             "# Re-import rather than edit: the importer overwrites the files it wrote and no others.\n")
-    return head + yaml.safe_dump(item.data, sort_keys=False, allow_unicode=True, width=120, default_flow_style=False)
+    # Lists indented under their key, as the collection's own profiles are written (and yamllint wants them).
+    return head + yaml_text(item.data, width=120)
 
 
 def written_by_us(path: str) -> bool:

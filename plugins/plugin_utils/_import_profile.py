@@ -27,14 +27,14 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Colle
 from ansible_collections.ascend.sglang.plugins.plugin_utils._import_deploy import (
     Deployment, import_deployment, scalar)
 from ansible_collections.ascend.sglang.plugins.plugin_utils._import_doc import (
-    Document, ImportRefusal, Lines, Section, SummaryRow, as_printed, result_lines)
+    Document, ImportRefusal, Lines, Section, SummaryRow, anchor_of, as_printed, result_lines)
 from ansible_collections.ascend.sglang.plugins.plugin_utils._import_script import (
     apply_text_fixes, bench_argv, flag_groups)
 from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import (
     available_profiles, parse_profile, profiles_dir)
 from ansible_collections.ascend.sglang.plugins.plugin_utils._releases import load_release_tables
 
-MODES = {"PD Separation": "pd_separation", "PD Mixed": "pd_mixed"}
+MODES = {"PD Separation": "pd_separation", "PD Disaggregation": "pd_separation", "PD Mixed": "pd_mixed"}
 MODE_WORDS = {"pd_separation": "pd", "pd_mixed": "mixed"}
 # The tables round TPOT to two decimals and some print the mean ITL instead of the mean TPOT.
 TPOT_MATCH_MS = 0.05
@@ -119,10 +119,16 @@ def dataset_slug(dataset: str) -> str:
     return "_".join(_slug(p) for p in parts) + (f"_prefix{prefix.group(1)}" if prefix else "")
 
 
-def profile_id(meta: _Meta) -> str:
+def profile_id(meta: _Meta, title: str = "") -> str:
     tpot = meta.tpot.replace(".", "p")
+    dataset = dataset_slug(meta.dataset)
+    # The current pages print the same dataset for a configuration with and without prefix caching; the title
+    # says which ("... prefix90 50ms").
+    prefix = re.search(r"\bprefix(\d+)\b", title, re.IGNORECASE)
+    if prefix and "_prefix" not in dataset:
+        dataset += f"_prefix{prefix.group(1)}"
     return (f"{_slug(meta.model)}_{meta.hardware.lower()}_{meta.cards}c_{MODE_WORDS[meta.mode]}_"
-            f"{dataset_slug(meta.dataset)}_{tpot}ms")
+            f"{dataset}_{tpot}ms")
 
 
 def _number(text: str) -> float | int:
@@ -200,13 +206,20 @@ def block_figures(section: Section, curation: Curation, cards: float, where: str
     return {k: v for k, v in _bench_verdict.figures(metrics, cards).items() if v is not None}
 
 
-def summary_row(rows: list[SummaryRow], meta: _Meta, dataset: str, figures: Mapping[str, Any]) -> SummaryRow | None:
-    """The summary row with the section's key whose TPOT is the section's (without results: its target)."""
-    mode = next(k for k, v in MODES.items() if v == meta.mode)
+def summary_row(rows: list[SummaryRow], meta: _Meta, dataset: str, figures: Mapping[str, Any],
+                title: str | None = None) -> SummaryRow | None:
+    """The summary row that links to the section (the current pages' tables link each row to its section's
+    anchor), else the one with the section's key whose TPOT is the section's (without results: its target)."""
+    if title is not None:
+        anchor = anchor_of(title)
+        linked = [row for row in rows if row.anchor == anchor]
+        if len(linked) == 1:
+            return linked[0]
     found = []
     tpots = [figures[k] for k in ("mean_tpot_ms", "mean_itl_ms") if k in figures]
     for row in rows:
-        if (row.model, row.hardware, row.cards, row.mode) != (meta.model, meta.hardware, meta.cards, mode):
+        if (row.model, row.hardware, row.cards, MODES.get(row.mode)) != (meta.model, meta.hardware, meta.cards,
+                                                                         meta.mode):
             continue
         if row.tpot_is_target:
             if row.dataset == dataset and row.tpot_ms == float(meta.tpot):
@@ -284,10 +297,18 @@ def published(section: Section, row: SummaryRow | None, curation: Curation, card
 # --------------------------------------------------------------------------- the profile
 
 
-def _releases(roles: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+def _releases(roles: Mapping[str, Mapping[str, Any]], release: str | None = None, where: str = "") -> dict[str, str]:
     tables = load_release_tables()
     flags = {flag for role, spec in roles.items() if role != "router" for flag in spec.get("args") or {}}
     sglang = tables["sglang"].supported(flags)
+    if release is not None:
+        # The document names its release (the pages' reference images): its commands are that release's, or,
+        # where they use a flag only a later release has, the first release that takes them all.
+        later = [r for r in sglang if tables["sglang"].at_least(r, release)]
+        if not later:
+            raise ImportRefusal(f"{where}: no release from the document's SGLang {release} on takes its flags "
+                                f"(they allow {', '.join(sglang) or 'none'})")
+        sglang = later
     router_flags = set((roles.get("router") or {}).get("args") or {})
     router = tables["sglang_router"].supported(router_flags)
     return {"sglang": sglang[0] if sglang else tables["sglang"].reference,
@@ -323,19 +344,34 @@ def _current(curation: Curation, section: Section, deploy: Section) -> tuple[Cur
     return dataclasses.replace(curation, deviations=kept), stale
 
 
+@dataclasses.dataclass(frozen=True)
+class Origin:
+    """Where a page was read (recorded in each profile's source, so that anyone can import it again) and the
+    SGLang release its commands are written for."""
+
+    generation: str  # the document generation, e.g. "2026-11"
+    repository: str
+    path: str
+    commit: str
+    release: str | None = None  # None: the oldest release that takes the commands' flags
+
+
 def import_section(doc: Document, section: Section, curations: Mapping[str, Curation],
-                   strict: bool = True) -> Imported:
+                   strict: bool = True, origin: Origin | None = None) -> Imported:
     """The section's profile. ``strict``: a recorded deviation whose seed text the document lacks is refused
     (the round trip); otherwise it is left out and reported in ``Imported.stale`` (a newer document)."""
     where = f"{doc.name}"
     meta = section_meta(section, where)
-    pid = profile_id(meta)
+    pid = profile_id(meta, section.title)
     curation = curations.get(section.title) or Curation()
     stale: list[dict[str, Any]] = []
     if not strict:
         curation, stale = _current(curation, section, section)
     data: dict[str, Any] = {"id": pid, "title": section.title,
-                            "source": {"document": doc.id, "section": section.title},
+                            "source": {"document": doc.id, "section": section.title, **({
+                                "anchor": anchor_of(section.title), "generation": origin.generation,
+                                "repository": origin.repository, "path": origin.path, "commit": origin.commit}
+                                if origin else {})},
                             "model": meta.model, "hardware": meta.hardware, "cards": meta.cards,
                             "deploy_mode": meta.mode}
     bench_args, bench_groups = import_bench(section, curation, where)
@@ -354,7 +390,8 @@ def import_section(doc: Document, section: Section, curations: Mapping[str, Cura
         raise ImportRefusal(f"{where} line {section.line}: the title says {meta.mode}, the script starts "
                             f"{', '.join(r for r in deployment.roles if r != 'router')} servers")
     data["quantization"] = ""
-    data["releases"] = _releases(deployment.roles)
+    data["releases"] = _releases(deployment.roles, origin.release if origin else None,
+                                 f"{where} line {deploy_section.deploy.first}")
     if deployment.memfabric_store_port:
         data["memfabric_store_port"] = deployment.memfabric_store_port
     if donor is None:
@@ -364,7 +401,7 @@ def import_section(doc: Document, section: Section, curations: Mapping[str, Cura
     # The cards the servers occupy (the per-card figures' denominator) follow from the roles.
     cards = _parsed(pid, data, {"roles": deployment.roles}).cards_used()
     figures = block_figures(section, curation, cards, where) if section.result.text.strip() else {}
-    row = summary_row(doc.rows, meta, meta.dataset, figures)
+    row = summary_row(doc.rows, meta, meta.dataset, figures, section.title)
     quantization = row.quantization if row else section.meta.get("Quantization") or _quantization_of(section, doc)
     if not quantization:
         raise ImportRefusal(f"{where} line {section.line}: no summary row belongs to the section and it names no "
@@ -374,7 +411,7 @@ def import_section(doc: Document, section: Section, curations: Mapping[str, Cura
     data["deviations"] = [dict(d) for d in curation.deviations]
     if donor is not None:
         # Key order of a written profile: deployment_from right after the id.
-        data = {"id": pid, "deployment_from": profile_id(section_meta(donor, where)),
+        data = {"id": pid, "deployment_from": profile_id(section_meta(donor, where), donor.title),
                 **{k: v for k, v in data.items() if k != "id"}}
     return Imported(id=pid, section=section, data=data, deployment_from=data.get("deployment_from"), stale=stale)
 
@@ -383,10 +420,9 @@ def _quantization_of(section: Section, doc: Document) -> str | None:
     """Without a summary row: the quantization the rows of the same model, hardware, cards, mode and dataset
     agree on (another TPOT of the same deployment), else None (a refusal)."""
     meta = section_meta(section, doc.name)
-    mode = next(k for k, v in MODES.items() if v == meta.mode)
     found = {r.quantization for r in doc.rows
-             if (r.model, r.hardware, r.cards, r.mode, r.dataset) == (meta.model, meta.hardware, meta.cards, mode,
-                                                                      meta.dataset)}
+             if (r.model, r.hardware, r.cards, MODES.get(r.mode), r.dataset) == (meta.model, meta.hardware,
+                                                                                 meta.cards, meta.mode, meta.dataset)}
     return found.pop() if len(found) == 1 else None
 
 
@@ -401,13 +437,13 @@ def _parsed(pid: str, data: Mapping[str, Any], deployment: Mapping[str, Any]):
 
 
 def import_document(doc: Document, curations: Mapping[str, Curation] | None = None,
-                    strict: bool = True) -> list[Imported]:
+                    strict: bool = True, origin: Origin | None = None) -> list[Imported]:
     """Every section of the document as a profile. Every section is tried; the refusals of all of them are
     raised together (one per line), so that one run names every line to fix."""
     out, refusals = [], []
     for section in doc.sections:
         try:
-            out.append(import_section(doc, section, curations or {}, strict))
+            out.append(import_section(doc, section, curations or {}, strict, origin))
         except ImportRefusal as exc:
             refusals.append(f"section '{section.title}': {exc}")
     if refusals:
@@ -439,5 +475,5 @@ def curations_by_section(profiles: Mapping[str, Mapping[str, Any]]) -> dict[str,
             if (p.get("source") or {}).get("section")}
 
 
-__all__ = ["Curation", "ImportRefusal", "Imported", "collection_profiles", "curation_of", "curations_by_section",
-           "import_document", "import_section", "profile_id"]
+__all__ = ["Curation", "ImportRefusal", "Imported", "Origin", "collection_profiles", "curation_of",
+           "curations_by_section", "import_document", "import_section", "profile_id"]

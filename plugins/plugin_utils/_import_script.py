@@ -92,6 +92,8 @@ def vet_script(lines: Lines, where: str) -> None:
         _vet_commands(text, form, f"{where} line {number}")
 
 
+# The current pages' host placeholders: <your prefill ip> (one instance) or <your prefill ipN>.
+_PAGE_IP = r"<your (prefill|decode) ip(\d*)>"
 _ARITHMETIC = re.compile(r"\$\(\([^()]*\)\)")
 _BACKTICKS = re.compile(r"`([^`]*)`")
 _QUOTED = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
@@ -118,8 +120,9 @@ def _vet_commands(text: str, form: str, where: str) -> None:
                                 "(hostname -I or expr, assigned to a variable)")
     if form in ("governor", "comment", "part"):
         return
-    # "<network-interface>", "<model-path>": the documents' and the recorded deviations' placeholder words.
-    bare = _QUOTED.sub("''", re.sub(r"\$\([^()]*\)|<[a-z][a-z0-9-]*>", "0", rest))
+    # "<network-interface>", "<model-path>", "<your prefill ip>": the documents' and the recorded deviations'
+    # placeholder words.
+    bare = _QUOTED.sub("''", re.sub(rf"\$\([^()]*\)|<[a-z][a-z0-9-]*>|{_PAGE_IP}", "0", rest))
     if form == "if":
         bare = re.sub(r"\|\||&&", " ", re.sub(r";( then)?$", "", bare))
     elif form == "for":
@@ -168,6 +171,8 @@ def substitute_placeholders(text: str, lay: Layout) -> str:
     def pick(hosts: list[str], n: int, original: str) -> str:
         return hosts[n] if 0 <= n < len(hosts) else original
 
+    text = re.sub(_PAGE_IP,
+                  lambda m: pick(getattr(lay, m.group(1)), int(m.group(2) or 1) - 1, m.group(0)), text)
     text = re.sub(r"your prefill ip(\d+)", lambda m: pick(lay.prefill, int(m.group(1)) - 1, m.group(0)), text)
     text = re.sub(r"your decode ip(\d+)", lambda m: pick(lay.decode, int(m.group(1)) - 1, m.group(0)), text)
     # Router upstreams: the k-th --prefill / --decode URL names the k-th instance's rank 0.

@@ -13,7 +13,6 @@ no stand-in address reaches a manifest (tests/unit/plugins/plugin_utils/test_k8s
 from __future__ import annotations
 
 import dataclasses
-import ipaddress
 from typing import Any, Mapping
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _contract as c
@@ -24,11 +23,9 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Colle
 from ansible_collections.ascend.sglang.plugins.plugin_utils._k8s_placement import KubePlacement, Workload
 from ansible_collections.ascend.sglang.plugins.plugin_utils._planner import Plan, plan
 from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import Profile, load_profile
-from ansible_collections.ascend.sglang.plugins.plugin_utils._topology import build_inventory
+from ansible_collections.ascend.sglang.plugins.plugin_utils._topology import build_inventory, stand_in_fleet
 
 PREFIX = "sglang_k8s_"
-# Stand-in hosts' addresses: RFC 2544's benchmarking range, never a real peer's.
-STAND_IN_NET = ipaddress.ip_network("198.18.0.0/15")
 # The value the planner's secret checks see for a flag whose value the Secret holds (never written anywhere).
 SECRET_STAND_IN = "from-the-kubernetes-secret"
 
@@ -39,23 +36,6 @@ class Export:
     roles: tuple[str, ...]
     options: manifests.Options
     objects: list[dict[str, Any]]
-
-
-def _stand_in_fleet(profile: Profile, counts: Mapping[str, int], nic: str | None
-                    ) -> tuple[dict[str, list[str]], dict[str, dict[str, Any]]]:
-    groups: dict[str, list[str]] = {}
-    hostvars: dict[str, dict[str, Any]] = {}
-    addresses = STAND_IN_NET.hosts()
-    for role in profile.server_roles:
-        nnodes = profile.roles[role].nnodes
-        for index in range(counts[role]):
-            for rank in range(nnodes):
-                name = f"{role}-i{index}-r{rank}"
-                groups.setdefault(role, []).append(name)
-                hostvars[name] = {"sglang_host_ip": str(next(addresses)), **({"sglang_nic": nic} if nic else {})}
-    groups["router"] = ["router-i0"]
-    hostvars["router-i0"] = {"sglang_host_ip": str(next(addresses))}
-    return groups, hostvars
 
 
 def _counts(profile: Profile, raw: Mapping[str, int] | None, errors: Collector) -> dict[str, int]:
@@ -96,7 +76,7 @@ def export(profile_id: str, variables: Mapping[str, Any], nic: Any = None, error
                                           for role, flags in secret_flags.items()}
     # Without a usable NIC the finding above stops the export; the stand-ins get one so that the planner does not
     # also name each of them.
-    groups, hostvars = _stand_in_fleet(profile, counts, checked_nic or "eth0")
+    groups, hostvars = stand_in_fleet(profile, counts, checked_nic or "eth0")
     kind = checked["sglang_k8s_kind"]
     name = checked["sglang_k8s_name"]
     workload = Workload(kind, name, checked["sglang_k8s_namespace"])

@@ -88,9 +88,8 @@ def _speculative(role: str, args: Mapping[str, Any], env: Mapping[str, str], err
         if topk != 1:
             errors.add(f"SGLANG_ENABLE_SPEC_V2=1 (the SpecV2 overlap scheduler) needs --speculative-eagle-topk 1, "
                        f"got {args.get('--speculative-eagle-topk')!r}", group=role, variable="--speculative-eagle-topk")
-        if env.get("SGLANG_ENABLE_OVERLAP_PLAN_STREAM") != "1":
-            errors.add("SGLANG_ENABLE_SPEC_V2=1 needs SGLANG_ENABLE_OVERLAP_PLAN_STREAM=1", group=role,
-                       variable="SGLANG_ENABLE_OVERLAP_PLAN_STREAM")
+        # No rule ties SGLANG_ENABLE_OVERLAP_PLAN_STREAM to it: SpecV2 runs its planning on the default stream
+        # without the variable (eagle_worker_v2._get_plan_stream), and the current pages run SpecV2 with it at 0.
     if topk == 1 and steps is not None and draft is not None and draft != steps + 1:
         errors.add(f"with --speculative-eagle-topk 1, --speculative-num-draft-tokens must be "
                    f"--speculative-num-steps + 1 = {int(steps) + 1}, got {int(draft)}", group=role,

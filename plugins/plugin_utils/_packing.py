@@ -53,9 +53,9 @@ def max_replicas(profile: Profile, role: str = "mixed") -> int:
 
 
 def _step(profile: Profile, per: int) -> int:
-    """Devices from one replica's first NPU to the next one's. A3: a replica of an odd number of dies would split a
-    card, so slices start on even dies."""
-    return per + per % 2 if profile.hardware == "A3" else per
+    """Devices from one replica's first NPU to the next one's. A3: a replica of an odd number of dies (more than
+    one) would split a card, so slices start on even dies; one-die replicas (Qwen3-8B) take every die."""
+    return per + per % 2 if profile.hardware == "A3" and per > 1 else per
 
 
 def first_device(profile: Profile, spec: RoleSpec, slot: int) -> int:

@@ -22,6 +22,8 @@ ROLES = SERVER_ROLES + ("router",)
 NODE_DEVICES = {"A3": 16, "A2": 8}
 # NPU devices per card: an A3 card carries two dies; an A2 card is one NPU. Per-card figures count cards.
 CARD_DEVICES = {"A3": 2, "A2": 1}
+# The January 2026 best-practice documents (../shared/seeds): the profiles whose source names no generation.
+FIRST_GENERATION = "2026-01"
 DEPLOY_MODES = {"pd_separation": ("prefill", "decode"), "pd_mixed": ("mixed",)}
 
 # Values the planner computes; a profile refers to them as "{name}".
@@ -102,6 +104,12 @@ class Profile:
     @property
     def server_roles(self) -> tuple[str, ...]:
         return DEPLOY_MODES[self.deploy_mode]
+
+    @property
+    def generation(self) -> str:
+        """The document generation the profile was imported from: the January best-practice documents, or the
+        per-model pages read at a later date (their profiles record it with the repository, path and commit)."""
+        return str(self.source.get("generation") or FIRST_GENERATION)
 
     def cards_used(self, hosts_per_role: dict[str, int] | None = None) -> float:
         """Cards the servers occupy: the documented deployment's, or that of ``hosts_per_role`` (role -> host

@@ -434,6 +434,12 @@ TABLE: tuple[Setting, ...] = (
       "directory (else onto the sglang_monitoring hosts).", _controller_path, type="path"),
     S("sglang_import_source", RUN, "playbooks/import_profiles.yml: the best-practice document to import into profiles "
       "(the rendered page saved as text, or a per-model MDX page).", _controller_path, type="path"),
+    S("sglang_import_parser_python", RUN, "playbooks/import_profiles.yml: a Python interpreter on the controller with "
+      "an SGLang release installed; the imported server commands of that release go through its own parser.",
+      _controller_path, type="path"),
+    S("sglang_import_router_python", RUN, "playbooks/import_profiles.yml: a Python interpreter on the controller with "
+      "an sglang-router release installed; the imported router commands of that release go through its parser.",
+      _controller_path, type="path"),
     S("sglang_profiles_dir", RUN, "A controller directory of the operator's own profiles: playbooks/import_profiles.yml "
       "writes into it (never over a file it did not write), and every playbook that plans looks a profile up there "
       "before the collection's.", _controller_path, type="path"),

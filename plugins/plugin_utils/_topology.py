@@ -10,12 +10,13 @@ nnodes consecutive hosts each.
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 from typing import Any, Mapping
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _contract as contract
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _settings
 from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector, Finding
-from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import ROLES, SERVER_ROLES
+from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import ROLES, SERVER_ROLES, Profile
 
 
 @dataclasses.dataclass(frozen=True)
@@ -213,3 +214,27 @@ def split_instances(inv: Inventory, role: str, nnodes: int, errors: Collector) -
                                "set the NIC carrying its address for HCCL/GLOO", group=role, host=host.name,
                                variable="sglang_nic")
     return instances
+
+
+# Stand-in hosts' addresses: RFC 2544's benchmarking range, never a real peer's.
+STAND_IN_NET = ipaddress.ip_network("198.18.0.0/15")
+
+
+def stand_in_fleet(profile: Profile, counts: Mapping[str, int], nic: str | None
+                   ) -> tuple[dict[str, list[str]], dict[str, dict[str, Any]]]:
+    """Groups and host variables of a fleet of stand-in hosts: ``counts[role]`` instances of each server role (one
+    host per rank, named ``<role>-i<index>-r<rank>``) and one router.  For plans made without an inventory (the
+    Kubernetes export, the import's validation); nothing dials their addresses."""
+    groups: dict[str, list[str]] = {}
+    hostvars: dict[str, dict[str, Any]] = {}
+    addresses = STAND_IN_NET.hosts()
+    for role in profile.server_roles:
+        nnodes = profile.roles[role].nnodes
+        for index in range(counts[role]):
+            for rank in range(nnodes):
+                name = f"{role}-i{index}-r{rank}"
+                groups.setdefault(role, []).append(name)
+                hostvars[name] = {"sglang_host_ip": str(next(addresses)), **({"sglang_nic": nic} if nic else {})}
+    groups["router"] = ["router-i0"]
+    hostvars["router-i0"] = {"sglang_host_ip": str(next(addresses))}
+    return groups, hostvars

@@ -32,7 +32,9 @@ from ansible_collections.ascend.sglang.plugins.module_utils import _bench
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _bench_verdict, _profile
 
 ALIASES = {"deepseek_r1_pd32"}
-PIDS = [p for p in _profile.available_profiles() if p not in ALIASES]
+# The January documents publish figures; the current pages publish none (their profiles have a summary row only).
+PIDS = [p for p in _profile.available_profiles()
+        if p not in ALIASES and _profile.load_profile(p).generation == _profile.FIRST_GENERATION]
 SECTIONS = {s.title: s for s in sd.load_sections()}
 # Figure in published.figures -> key of _bench's metrics.
 METRIC_OF = {"mean_ttft_ms": "mean_ttft_ms", "mean_tpot_ms": "mean_tpot_ms", "mean_itl_ms": "mean_itl_ms",

@@ -3,11 +3,13 @@ against the collection's profiles, and refusals (a document line, a file the imp
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 import yaml
 
+import parsers
 import seeddoc as sd
 from test_playbooks import ansible, recap_changed
 
@@ -76,6 +78,45 @@ def test_refusals_name_the_line_and_write_nothing(tmp_path: Path) -> None:
     unset = ansible("ansible-playbook", "ascend.sglang.import_profiles", "-e", f"sglang_profiles_dir={dest}",
                     cwd=tmp_path, check=False)
     assert unset.returncode != 0 and "sglang_import_source" in unset.stdout
+    # An interpreter that is not one is named before the document is read.
+    proc = run(source, tmp_path / "other", "-e", f"sglang_import_parser_python={source}", check=False)
+    assert proc.returncode != 0 and "sglang_import_parser_python" in proc.stdout and "not an executable" in proc.stdout
+    assert not (tmp_path / "other").exists()
+
+
+# The release the demo profile targets (the importer's reference release); its parser, set up by setup_parsers.sh.
+DEMO_RELEASE = "0.5.6.post2"
+ROUTER_RELEASE = "0.3.0"
+
+
+def need_parsers() -> None:
+    for kind, release in (("server", DEMO_RELEASE), ("router", ROUTER_RELEASE)):
+        if not parsers.available(kind, release):
+            if os.environ.get("SGLANG_PARSERS_REQUIRED") == "1":
+                pytest.fail(f"the {kind} parser of {release} is not installed (tests/validation/setup_parsers.sh)")
+            pytest.skip(f"{kind} parser {release} not installed; run tests/validation/setup_parsers.sh")
+
+
+def test_the_real_parser_of_the_release_validates_before_anything_is_written(tmp_path: Path) -> None:
+    """With sglang_import_parser_python (an interpreter with SGLang installed) the imported commands go through that
+    release's own parser: a value the flag catalog cannot judge (a --dtype choice) refuses the import naming the
+    profile, the service and the parser's words; the document as published is written, each parser named."""
+    need_parsers()
+    server = parsers.interpreter("server", DEMO_RELEASE, tmp_path)
+    router = parsers.interpreter("router", ROUTER_RELEASE, tmp_path)
+    source = tmp_path / "000_demo.txt"
+    source.write_text(DEMO.replace("--tp-size 4", "--tp-size 4 --dtype bfloat1"), encoding="utf-8")
+    dest = tmp_path / "profiles"
+    proc = run(source, dest, "-e", f"sglang_import_parser_python={server}", check=False)
+    assert proc.returncode != 0 and not dest.exists()
+    assert f"{DEMO_ID}: SGLang {DEMO_RELEASE}'s parser rejects" in proc.stdout
+    assert "sglang.launch_server: error: argument --dtype: invalid choice: 'bfloat1'" in proc.stdout
+    source.write_text(DEMO, encoding="utf-8")
+    proc = run(source, dest, "-e", f"sglang_import_parser_python={server}",
+               "-e", f"sglang_import_router_python={router}")
+    assert f"{DEMO_ID}: 1 server command(s) parse with SGLang {DEMO_RELEASE}'s parser" in proc.stdout
+    assert f"{DEMO_ID}: 1 router command(s) parse with sglang-router {ROUTER_RELEASE}'s parser" in proc.stdout
+    assert (dest / f"{DEMO_ID}.yml").exists()
 
 
 @pytest.mark.skipif(sd.missing_reason() is not None, reason=str(sd.missing_reason()))

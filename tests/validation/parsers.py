@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = ROOT / ".cache" / "parsers"
-SCRIPT = Path(__file__).with_name("parse_argv.py")
+# The collection's own probe: the import's validation runs the same file.
+SCRIPT = ROOT / "plugins" / "plugin_utils" / "_parser_probe.py"
 
 
 def available(kind: str, release: str) -> bool:
@@ -63,3 +65,17 @@ def option_strings(kind: str, release: str) -> list[str]:
 
 def catalog_path(kind: str, release: str) -> Path:
     return ROOT / "profiles" / "_flags" / f"{'sglang' if kind == 'server' else 'sglang_router'}-{release}.txt"
+
+
+def interpreter(kind: str, release: str, directory: Path) -> Path:
+    """An executable that runs ``release``'s parser environment as one interpreter, as an operator's virtual
+    environment with SGLang installed does (what sglang_import_parser_python names)."""
+    if kind != "server":
+        return CACHE / f"router-{release}" / "bin" / "python"
+    path = [CACHE / "stubs", CACHE / f"sglang-{release}", CACHE / f"deps-{release}"]
+    script = directory / f"python-sglang-{release}"
+    script.write_text("#!/bin/sh\nunset PYTHONHOME\n"
+                      f"PYTHONPATH={shlex.quote(os.pathsep.join(str(p) for p in path))} "
+                      f"exec {shlex.quote(str(CACHE / 'base' / 'bin' / 'python'))} \"$@\"\n", encoding="utf-8")
+    script.chmod(0o755)
+    return script

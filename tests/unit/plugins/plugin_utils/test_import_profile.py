@@ -11,7 +11,7 @@ import yaml
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _import_output, _planner, _profile, _topology
 from ansible_collections.ascend.sglang.plugins.plugin_utils._import_doc import ImportRefusal, read_document
-from ansible_collections.ascend.sglang.tests.unit.import_pages import MDX, cells_table
+from ansible_collections.ascend.sglang.tests.unit.import_pages import MDX, MDX_PIPES, cells_table
 from ansible_collections.ascend.sglang.plugins.plugin_utils._import_profile import (
     Curation, dataset_slug, import_document, import_section)
 
@@ -215,7 +215,10 @@ def test_unknown_constructs_are_refused_with_their_line(bad: str, needle: str, m
      "--port is given twice"),
     ("$((8998+$i))", "$((8998+2*$i))", "$((8998+2*", "the planner gives instance i port 8998+i"),
     ("http://P_IP:8000 8999", "http://P_IP:8000 9999", "8000 9999", "upstreams"),
-    ("export HCCL_SOCKET_IFNAME=lo", "export HCCL_SOCKET_IFNAME=xxx", "HCCL_SOCKET_IFNAME=xxx", "NIC placeholder"),
+    # The NIC placeholder on a one-node instance is the planner's lo (test_the_current_pages_form_imports); a NIC
+    # the document names is not.
+    ("export HCCL_SOCKET_IFNAME=lo", "export HCCL_SOCKET_IFNAME=eth7", "HCCL_SOCKET_IFNAME=eth7",
+     "HCCL_SOCKET_IFNAME is eth7 on a 1-node"),
 ])
 def test_what_the_planner_cannot_compute_is_refused_naming_the_line(seed, rendered, needle, message) -> None:
     text = TABLE + PD.replace(seed, rendered, 1)
@@ -303,6 +306,33 @@ def test_an_mdx_page_imports_like_the_text_form() -> None:
     assert data["published"] == {"summary": {
         "table": "low_latency", "model": "Demo-32B", "hardware": "A3", "cards": 2, "mode": "PD Mixed",
         "dataset": "3.6K+1.5K", "quantization": "W8A8 INT8", "tpot_ms": 50.0, "tpot_is_target": True}}
+
+
+def test_the_current_pages_form_imports() -> None:
+    """Pipe tables linking rows to sections, "PD Disaggregation", <your prefill ip>, the router in a block of its
+    own, <network-interface> on one-node instances, python3, and prefix-cache variants told apart by title."""
+    doc = read_document(MDX_PIPES, "demo_r1.mdx")
+    assert [r.anchor for r in doc.rows] == ["demo-r1-w4a8-1p1d-16p-in3k5-out1k5-50ms", "demo-r1-w4a8-8p-in64k-out1k-50ms",
+                                            "demo-r1-w4a8-8p-in64k-out1k-prefix90-50ms"]
+    pd, mixed, cached = import_document(doc)
+    assert (pd.id, mixed.id, cached.id) == ("demo_r1_a3_16c_pd_3k5_1k5_50ms", "demo_r1_a3_8c_mixed_64k_1k_50ms",
+                                            "demo_r1_a3_8c_mixed_64k_1k_prefix90_50ms")
+    assert pd.data["deploy_mode"] == "pd_separation" and pd.data["published"]["summary"]["mode"] == "PD Disaggregation"
+    roles = pd.data["roles"]
+    assert roles["prefill"]["args"]["--host"] == "{host}" and roles["decode"]["args"]["--host"] == "{host}"
+    assert roles["prefill"]["env"]["ASCEND_MF_STORE_URL"] == "{memfabric_store_url}"
+    assert pd.data["memfabric_store_port"] == 24670
+    assert roles["router"]["args"]["--prefill"] == "{prefill_upstreams}"
+    assert roles["router"]["args"]["--decode"] == "{decode_upstreams}"
+    # On one host every rank is local: the NIC the page asks for is the planner's loopback binding.
+    assert mixed.data["roles"]["mixed"]["env"]["GLOO_SOCKET_IFNAME"] == "{socket_ifname}"
+    # Each row is the one that links to its section, although their key and TPOT are the same.
+    assert [i.data["published"]["summary"]["dataset"] for i in (mixed, cached)] == ["64K+1K", "64K+1K"]
+    assert cached.data["roles"]["mixed"]["args"]["--chunked-prefill-size"] == 8192
+    # A concrete other NIC on a one-node instance is still refused, naming the line.
+    other = MDX_PIPES.replace("export GLOO_SOCKET_IFNAME=<network-interface>", "export GLOO_SOCKET_IFNAME=eth7", 1)
+    with pytest.raises(ImportRefusal, match=r"demo_r1.mdx line \d+ .*GLOO_SOCKET_IFNAME is eth7 on a 1-node mixed"):
+        import_document(read_document(other, "demo_r1.mdx"))
 
 
 def test_a_script_that_fails_in_bash_quotes_its_own_line() -> None:

@@ -46,7 +46,6 @@ BASE_ENV = {"SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK": "96", "SGLANG_ENAB
     ({"--speculative-num-draft-tokens": 6}, {}, "--speculative-num-draft-tokens"),
     ({"--speculative-algorithm": "EAGLE3"}, {}, "--speculative-draft-model-path"),
     ({"--speculative-algorithm": None}, {}, "--speculative-num-steps"),
-    ({}, {"SGLANG_ENABLE_OVERLAP_PLAN_STREAM": None}, "SGLANG_ENABLE_OVERLAP_PLAN_STREAM"),
     ({}, {"SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK": "2048"}, "SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK"),
     ({}, {"SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK": "95"}, "SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK"),
     ({}, {"SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK": "many"}, "SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK"),

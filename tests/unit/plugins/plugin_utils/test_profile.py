@@ -7,15 +7,19 @@ import yaml
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import PlanError
 from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import (
-    NODE_DEVICES, available_profiles, load_profile, profiles_dir,
+    FIRST_GENERATION, NODE_DEVICES, available_profiles, load_profile, profiles_dir,
 )
 
 
 def test_all_profiles_load():
     ids = available_profiles()
-    assert len(ids) == 41  # 40 documented configurations + the deepseek_r1_pd32 alias
-    for pid in ids:
-        profile = load_profile(pid)
+    # The January documents' 40 configurations, the deepseek_r1_pd32 alias, and the 45 configurations of the
+    # current pages that import (tests/golden/upstream_pages.yml).
+    assert len(ids) == 86
+    loaded = {pid: load_profile(pid) for pid in ids}
+    generations = [profile.generation for pid, profile in loaded.items() if profile.id == pid]
+    assert generations.count(FIRST_GENERATION) == 40 and generations.count("2026-11") == 45
+    for profile in loaded.values():
         assert profile.hardware in NODE_DEVICES
         assert profile.releases["sglang"] and profile.releases["sglang_router"]
 

@@ -1,0 +1,65 @@
+"""The importer on SGLang's current Ascend pages, page by page, against what tests/golden/upstream_pages.yml records:
+the profile id of every configuration that imports and the reason of every refusal.  A change of the importer that
+changes what a page imports shows here; so does a new version of a page (its size differs from the record: read it
+again and regenerate the record).  The pages stay out of the repository, like the January documents: set
+SGLANG_UPSTREAM_PAGES to a directory holding each page under its base name, read at the recorded commit."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ansible_collections.ascend.sglang.plugins.plugin_utils import _import_profile
+from ansible_collections.ascend.sglang.plugins.plugin_utils._import_doc import ImportRefusal, read_document
+
+RECORD = yaml.safe_load((Path(__file__).with_name("upstream_pages.yml")).read_text(encoding="utf-8"))
+PAGES = os.environ.get("SGLANG_UPSTREAM_PAGES")
+
+pytestmark = pytest.mark.skipif(
+    not PAGES, reason="SGLANG_UPSTREAM_PAGES is not set (a directory with the pages tests/golden/upstream_pages.yml "
+                      "names, read from sgl-project/sglang at the recorded commits)")
+
+
+def reason(refusal: str) -> str:
+    """A refusal without its '<page> line N (<text>): ' reference."""
+    return re.sub(r"^[^:]*?line \d+(?: \([^)]*\))?: ", "", refusal)
+
+
+@pytest.mark.parametrize("page", RECORD["pages"], ids=lambda p: os.path.basename(p["path"]))
+def test_each_page_imports_as_recorded(page) -> None:
+    name = os.path.basename(page["path"])
+    path = Path(str(PAGES)) / name
+    if not path.is_file():
+        pytest.fail(f"{path} is missing: read {page['path']} at {page['commit']}")
+    text = path.read_text(encoding="utf-8")
+    assert len(text) == page["characters"], f"{name} is not the version read at {page['commit']}"
+    doc = read_document(text, name)
+    curations = _import_profile.curations_by_section(_import_profile.collection_profiles())
+    imported, refused = {}, {}
+    for section in doc.sections:
+        try:
+            imported[section.title] = _import_profile.import_section(doc, section, curations, strict=False).id
+        except ImportRefusal as exc:
+            refused[section.title] = reason(str(exc))
+    assert imported == (page.get("imported") or {})
+    assert refused == (page.get("refused") or {})
+
+
+def test_the_shipped_profiles_are_the_importers_output() -> None:
+    """profiles/<id>.yml of every imported configuration is, byte for byte, what scripts/import_pages.py writes."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("import_pages", Path(__file__).parents[2] / "scripts" /
+                                                  "import_pages.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    written = module.profiles(Path(str(PAGES)))
+    assert len(written) == sum(len(p.get("imported") or {}) for p in RECORD["pages"])
+    profiles = Path(__file__).parents[2] / "profiles"
+    stale = [pid for pid, text in written.items()
+             if not (profiles / f"{pid}.yml").is_file() or (profiles / f"{pid}.yml").read_text(encoding="utf-8") != text]
+    assert not stale, f"run SGLANG_UPSTREAM_PAGES=... scripts/import_pages.py write: {stale}"
