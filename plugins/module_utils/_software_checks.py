@@ -22,13 +22,16 @@ from ansible_collections.ascend.sglang.plugins.module_utils._preflight_inputs im
 
 def check_versions(out: Findings, observed: Mapping[str, Any], ctx: Context, toolkit_on_host: bool = True) -> None:
     driver = observed.get("driver") or {}
+    minimum, source = driver_minimum(ctx)
     _check_version(
-        out, "driver", driver, ctx.min_driver_version, "sglang_min_driver_version", "driver",
+        out, "driver", driver, minimum, source, "driver",
         missing=f"no driver version ({driver.get('path')}: {driver.get('error') or 'missing'})",
         what="Ascend driver installed",
         install="install the Ascend NPU driver (Ascend-hdk-*-npu-driver) or point sglang_npu_driver_info at its "
                 "version.info",
-        upgrade=f"upgrade the NPU driver and firmware to {ctx.min_driver_version} or later")
+        upgrade=f"upgrade the NPU driver and firmware (Ascend HDK) to {minimum} or later"
+                + ("" if ctx.min_driver_version else ": an older driver than the image's CANN needs fails minutes "
+                   "into the model load, not at start"))
     if not toolkit_on_host:
         return  # the container image brings the CANN toolkit
     toolkit = observed.get("toolkit") or {}
@@ -42,6 +45,19 @@ def check_versions(out: Findings, observed: Mapping[str, Any], ctx: Context, too
         install="install the CANN toolkit (Ascend-cann-toolkit_*.run --install) or point sglang_npu_toolkit_info "
                 "at its ascend_toolkit_install.info",
         upgrade=f"install CANN toolkit {ctx.min_cann_version} or later (and the matching NNAL/ATB, kernels)")
+
+
+def driver_minimum(ctx: Context) -> tuple[str | None, str]:
+    """The lowest driver the host may have, and where it comes from: the operator's sglang_min_driver_version,
+    else the driver the planned release's CANN needs (the reference stack's ``driver``), else none."""
+    if ctx.min_driver_version:
+        return ctx.min_driver_version, "sglang_min_driver_version"
+    stack = ctx.stack_reference or {}
+    driver = str(stack.get("driver") or "unknown")
+    if driver == "unknown":
+        return None, "sglang_min_driver_version"
+    return driver, (f"the Ascend HDK that CANN {stack.get('cann')} of SGLang {stack.get('release')} needs; "
+                    "sglang_min_driver_version overrides")
 
 
 def _check_version(out: Findings, check: str, info: Mapping[str, Any], minimum: str | None, variable: str,

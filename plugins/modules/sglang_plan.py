@@ -218,7 +218,8 @@ notes:
     of each NPU tool call (npu-smi, at least 30; hccn_tool, at least 10)."
   - "C(sglang_preflight_min_hbm_free_ratio) (run; float; default -): Free HBM ratio every NPU needs (default: the
     service's --mem-fraction-static)."
-  - "C(sglang_min_driver_version) (run; str; default -): Lowest NPU driver version preflight accepts."
+  - "C(sglang_min_driver_version) (run; str; default -): Lowest NPU driver version preflight accepts; unset, the
+    driver (Ascend HDK) the planned release's CANN needs where profiles/_releases.yml names one, else any."
   - "C(sglang_min_cann_version) (run; str; default -): Lowest CANN toolkit version preflight accepts."
   - "C(sglang_npu_smi) (run; path; default -): npu-smi on the hosts (absolute path)."
   - "C(sglang_hccn_tool) (run; path; default -): hccn_tool on the hosts (absolute path)."
@@ -310,6 +311,11 @@ plan:
       description: The deployment's name (C(sglang_deployment), default the profile id); names its Prometheus files
         and labels its targets and alerts.
       type: str
+    source:
+      description: Where the profile comes from, as the plan table's C(source) line shows it. C(generation) (the
+        document generation, C(2026-01) for the January documents), and the profile's own C(source) (C(document) and
+        C(section), and for a current per-model page also C(repository), C(path), C(commit), C(anchor)).
+      type: dict
     title:
       description: The profile's title.
       type: str
@@ -332,8 +338,8 @@ plan:
       type: list
       elements: dict
     reference_stack:
-      description: The reference environment of the planned SGLang release (C(release), C(cann), C(source), C(packages),
-        C(wheelhouse)); null when none is recorded.
+      description: The reference environment of the planned SGLang release (C(release), C(cann), C(driver), C(source),
+        C(packages), C(wheelhouse)); null when none is recorded.
       type: dict
     cards:
       description: The cards the servers of this deployment occupy (output tokens per second per card divides by it).

@@ -76,7 +76,10 @@ options:
     choices: [preflight, doctor, stack, ping]
     default: preflight
   min_driver_version:
-    description: Minimum NPU driver version (e.g. C(25.2.0)); none checks presence only.
+    description:
+      - Minimum NPU driver version (e.g. C(25.2.0)).
+      - Unset, the driver (Ascend HDK) that the CANN release of the planned SGLang release needs, where
+        I(stack_reference) names one (C(driver)); otherwise presence only.
     type: str
   min_cann_version:
     description: Minimum CANN toolkit version (e.g. C(8.3.RC1)); none checks presence only.
@@ -96,7 +99,8 @@ options:
   stack_reference:
     description:
       - "The reference environment of the planned SGLang release (C(profiles/_releases.yml) C(stacks)): C(release),
-        C(cann), C(packages), C(source). Filled by the action plugin from the plan's C(reference_stack)."
+        C(cann), C(driver) (the Ascend HDK that CANN needs, or C(unknown)), C(packages), C(source). Filled by the
+        action plugin from the plan's C(reference_stack)."
     type: dict
   stack_policy:
     description:

@@ -48,9 +48,11 @@ def _parallelism(role: str, args: Mapping[str, Any], errors: Collector) -> None:
     if dp_attention and tp and tp % dp:
         errors.add(f"--dp-size {int(dp)} does not divide --tp-size {int(tp)}: DP attention splits the TP group "
                    "into equal DP ranks", group=role, variable="--dp-size")
-    if args.get("--enable-dp-lm-head") is True and not dp_attention:
-        errors.add("--enable-dp-lm-head needs --enable-dp-attention (SGLang refuses it otherwise)", group=role,
-                   variable="--enable-dp-lm-head")
+    # SGLang turns --enable-dp-lm-head (and DP attention) off at --dp-size 1, as the current pages run it on
+    # prefill and mixed servers; with more DP ranks it refuses the switch without DP attention.
+    if args.get("--enable-dp-lm-head") is True and not dp_attention and dp > 1:
+        errors.add(f"--enable-dp-lm-head needs --enable-dp-attention at --dp-size {int(dp)} (SGLang refuses it "
+                   "otherwise)", group=role, variable="--enable-dp-lm-head")
     if "--moe-dense-tp-size" in args:
         dense = _num(args, "--moe-dense-tp-size")
         if dense != 1:

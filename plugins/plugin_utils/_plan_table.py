@@ -70,12 +70,27 @@ def summary(plan: Mapping[str, Any]) -> str:
     return line + f" ({plan.get('runtime') or 'host'} runtime)"
 
 
+def source(plan: Mapping[str, Any]) -> str:
+    """Where the profile comes from: its document generation and release, and the page (repository, path, commit,
+    anchor) or the January document and section."""
+    src = plan.get("source") or {}
+    if not src:
+        return ""
+    releases = plan.get("releases") or {}
+    if src.get("repository"):
+        where = (f"{src['repository']} {src.get('path')}@{str(src.get('commit'))[:12]}"
+                 + (f"#{src['anchor']}" if src.get("anchor") else ""))
+    else:
+        where = f"document {src.get('document')}, section '{src.get('section')}'"
+    return f"source: generation {src.get('generation')}, {where}; planned release sglang {releases.get('sglang')}"
+
+
 def lines(plan: Mapping[str, Any]) -> list[str]:
-    """The summary, the table, and one line per router."""
+    """The summary, the profile's source, the table, and one line per router."""
     table = render(HEADER, [[r["host"], r["role"], str(r["instance"]), f"{r['node_rank']}/{r['nnodes']}", r["address"],
                              " ".join(f"{k} {v}" for k, v in r["ports"].items()),
                              ",".join(runs(r["npus"])) or "-", r["runtime"], r["release"]] for r in rows(plan)])
-    out = [summary(plan), *table]
+    out = [summary(plan), *([source(plan)] if plan.get("source") else []), *table]
     for router in routers(plan):
         parts = []
         for role, ups in router["upstreams"].items():

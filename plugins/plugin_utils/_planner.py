@@ -25,7 +25,7 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils import _settings
 from ansible_collections.ascend.sglang.plugins.plugin_utils import _watchdog
 from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector
 from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import (
-    EXPANDING, FROM_INVENTORY, NODE_DEVICES, PLACEHOLDER, ArgValue, CannEnv, Profile, RoleSpec,
+    EXPANDING, FROM_INVENTORY, KV_TRANSFER_ENV, NODE_DEVICES, PLACEHOLDER, ArgValue, CannEnv, Profile, RoleSpec,
 )
 from ansible_collections.ascend.sglang.plugins.plugin_utils._releases import load_release_tables
 from ansible_collections.ascend.sglang.plugins.plugin_utils._launch_rules import check_role
@@ -89,7 +89,8 @@ class Service:
     # the failure bundle look at; None in the container runtime, where the image's interpreter runs it.
     python: str | None = None
     # What the consumers need besides the argv, so that none of them reads it back:
-    # the NPUs (npu-smi order) a server rank uses on its node, --tp-size / nnodes from --base-gpu-id; none for a router.
+    # the NPUs (npu-smi order) a server rank uses on its node, --tp-size x --pp-size / nnodes from --base-gpu-id;
+    # none for a router.
     devices: list[int] = dataclasses.field(default_factory=list)
     # What it reads from disk: {flag, path, kind (dir | file), what}.
     model_paths: list[dict[str, str]] = dataclasses.field(default_factory=list)
@@ -169,6 +170,9 @@ class Plan:
     monitoring: dict[str, Any] = dataclasses.field(default_factory=dict)
     # sglang_deployment (default: the profile id): names the Prometheus files, labels targets and alerts.
     deployment: str = ""
+    # Where the profile comes from: its document generation and the profile's source (a January document's
+    # number and section, or a current page's repository, path, commit and anchor).
+    source: dict[str, Any] = dataclasses.field(default_factory=dict)
     # Version of this form (as_dict / JSON); a consumer refuses a plan of another version.
     plan_version: int = PLAN_VERSION
 
@@ -293,6 +297,20 @@ def _apply_overrides(spec: RoleSpec, overrides: Mapping[str, Any], errors: Colle
     return dataclasses.replace(spec, args=args, env=env, port=port, bootstrap_port=bootstrap)
 
 
+def _kv_transfer(hardware: str, spec: RoleSpec, errors: Collector) -> RoleSpec:
+    """A PD server's KV transfer settings for its hardware (KV_TRANSFER_ENV): added where the profile and the
+    overrides leave them out; another value is refused, since P and D then cannot exchange the KV cache."""
+    env = dict(spec.env)
+    for name, value in KV_TRANSFER_ENV.get(hardware, {}).items():
+        if name not in env:
+            env[name] = value
+        elif env[name] != value:
+            errors.add(f"{name}={env[name]} on {hardware}: the KV cache moves between prefill and decode over "
+                       f"{name}={value} on {hardware} hosts", group=spec.role,
+                       variable=f"sglang_overrides.{spec.role}.env.{name}")
+    return dataclasses.replace(spec, env=env)
+
+
 def _computed_env(spec: RoleSpec) -> set[str]:
     return {name for name, value in spec.env.items() if PLACEHOLDER.search(str(value))}
 
@@ -311,9 +329,17 @@ def _check_devices(profile: Profile, spec: RoleSpec, errors: Collector) -> None:
     if spec.base_gpu_id + per_node > node:
         errors.add(f"--base-gpu-id {spec.base_gpu_id} + {per_node} devices exceeds the {node} NPUs of an "
                    f"{profile.hardware} node", group=spec.role, variable=f"roles.{spec.role}.base_gpu_id")
-    if tp != per_node * spec.nnodes:
-        errors.add(f"--tp-size {tp} does not match {per_node} NPUs per {profile.hardware} node x {spec.nnodes} "
-                   f"node(s) = {per_node * spec.nnodes}", group=spec.role, variable="--tp-size")
+    if not spec.pp_size:
+        errors.add(f"the {spec.role} launch's --pp-size {spec.args.get('--pp-size')!r} is not a number",
+                   group=spec.role, variable=f"roles.{spec.role}.args.--pp-size")
+        return
+    # Pipeline parallelism multiplies the devices of an instance: --tp-size 4 --pp-size 8 over 2 nodes is 16
+    # NPUs per node, not tp / nnodes = 2.
+    devices = tp * spec.pp_size
+    used = f"--tp-size {tp} x --pp-size {spec.pp_size} = {devices} NPUs" if spec.pp_size > 1 else f"--tp-size {tp}"
+    if devices != per_node * spec.nnodes:
+        errors.add(f"{used} does not match {per_node} NPUs per {profile.hardware} node x {spec.nnodes} node(s) = "
+                   f"{per_node * spec.nnodes}", group=spec.role, variable="--tp-size")
 
 
 def _check_hardware(profile: Profile, inv: Inventory, errors: Collector) -> None:
@@ -361,6 +387,9 @@ def plan(profile: Profile, inv: Inventory, placement: _placement.Placement = _pl
         specs["router"] = _apply_overrides(DEFAULT_MIXED_ROUTER, overrides, errors)
     if "router" in specs:
         specs["router"] = _router_listen(specs["router"], checked["sglang_router_listen"], overrides, errors)
+    for role in ("prefill", "decode"):
+        if role in specs:
+            specs[role] = _kv_transfer(profile.hardware, specs[role], errors)
     # Metrics (sglang_metrics): a recorded deviation from the documented launches, added before the release check.
     for role in profile.server_roles:
         specs[role] = dataclasses.replace(specs[role], args={**specs[role].args, **_monitoring.server_flags(monitoring)})
@@ -526,6 +555,7 @@ def plan(profile: Profile, inv: Inventory, placement: _placement.Placement = _pl
     for name, host_plan in hosts.items():
         host_plan.settings = dict(inv.hosts[name].settings) if name in inv.hosts else _settings.defaults(_settings.HOST)
     return Plan(profile=profile.id, title=profile.title, deploy_mode=profile.deploy_mode,
+                source={"generation": profile.generation, **profile.source},
                 releases=releases, supported_releases=supported, release_changes=changes, hosts=hosts,
                 router_upstreams={k: v for k, v in upstreams.items() if v},
                 bench=_bench_in(settings, model_paths, _bench(profile, inv, router_hosts, router_spec, instances, python)),
@@ -638,12 +668,13 @@ def _pinned_cpus(near: Mapping[int, str] | None, devices: list[int], name: str, 
 
 
 def _devices(spec: RoleSpec, nnodes: int, values: Mapping[str, Any]) -> list[int]:
-    """The NPUs a server rank uses: --tp-size / nnodes of them from its --base-gpu-id (SGLang's default 0)."""
+    """The NPUs a server rank uses: --tp-size x --pp-size / nnodes of them from its --base-gpu-id (SGLang's
+    default 0)."""
     try:
         first = int(_arg_text(spec.args, "--base-gpu-id", values) or 0)
     except ValueError:
         first = 0
-    return list(range(first, first + max((spec.tp_size or 1) // max(nnodes, 1), 1)))
+    return list(range(first, first + max((spec.instance_devices or 1) // max(nnodes, 1), 1)))
 
 
 def _model_paths(args: Mapping[str, ArgValue], values: Mapping[str, Any]) -> list[dict[str, str]]:

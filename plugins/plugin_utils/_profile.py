@@ -22,6 +22,10 @@ ROLES = SERVER_ROLES + ("router",)
 NODE_DEVICES = {"A3": 16, "A2": 8}
 # NPU devices per card: an A3 card carries two dies; an A2 card is one NPU. Per-card figures count cards.
 CARD_DEVICES = {"A3": 2, "A2": 1}
+# The KV cache transfer between prefill and decode (MemFabric) per hardware: A2 moves it over the device's RDMA,
+# A3 over its default protocol (SGLang's Ascend reference and installation pages). The planner gives the
+# prefill and decode servers of a PD deployment these variables unless the profile or an override sets them.
+KV_TRANSFER_ENV = {"A2": {"ASCEND_MF_TRANSFER_PROTOCOL": "device_rdma"}, "A3": {}}
 # The January 2026 best-practice documents (../shared/seeds): the profiles whose source names no generation.
 FIRST_GENERATION = "2026-01"
 DEPLOY_MODES = {"pd_separation": ("prefill", "decode"), "pd_mixed": ("mixed",)}
@@ -79,6 +83,18 @@ class RoleSpec:
     def tp_size(self) -> int | None:
         value = self.args.get("--tp-size")
         return int(value) if isinstance(value, (int, str)) and str(value).isdigit() else None
+
+    @property
+    def pp_size(self) -> int:
+        """--pp-size (pipeline stages; SGLang's default 1); 0 when it is not a number (the plan refuses it)."""
+        value = self.args.get("--pp-size", 1)
+        return int(value) if isinstance(value, (int, str)) and str(value).isdigit() else 0
+
+    @property
+    def instance_devices(self) -> int | None:
+        """The NPUs one instance uses: --tp-size x --pp-size, spread evenly over its --nnodes nodes."""
+        tp = self.tp_size
+        return tp * self.pp_size if tp is not None and self.pp_size else None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -36,13 +36,17 @@ class ReferenceStack:
     wheelhouse: tuple[str, ...]
     # The SGLang Ascend container image of this release per hardware (A3, A2), where one is documented.
     images: dict[str, str] = dataclasses.field(default_factory=dict)
+    # The NPU driver and firmware (Ascend HDK) its CANN release needs, where documented: preflight holds the
+    # host's driver against it (sglang_min_driver_version overrides), since an older driver fails minutes into
+    # the model load rather than at start.
+    driver: str = UNKNOWN
 
     def known(self) -> dict[str, str]:
         """The pinned packages only (an unknown one is neither compared nor installed)."""
         return {name: version for name, version in self.packages.items() if version != UNKNOWN}
 
     def as_dict(self) -> dict[str, Any]:
-        return {"release": self.release, "cann": self.cann, "source": self.source,
+        return {"release": self.release, "cann": self.cann, "driver": self.driver, "source": self.source,
                 "packages": dict(self.packages), "wheelhouse": list(self.wheelhouse)}
 
 
@@ -119,7 +123,8 @@ def load_release_tables(directory: str | None = None) -> dict[str, ReleaseTable]
                 source=" ".join(str(stack.get("source") or "").split()),
                 packages={str(k): str(v) for k, v in (stack.get("packages") or {}).items()},
                 wheelhouse=tuple(str(w) for w in stack.get("wheelhouse") or ()),
-                images={str(k): str(v) for k, v in (stack.get("images") or {}).items()})
+                images={str(k): str(v) for k, v in (stack.get("images") or {}).items()},
+                driver=str(stack.get("driver") or UNKNOWN))
                 for release, stack in (raw.get("stacks") or {}).items()},
             accelerator_requirements=tuple(str(r) for r in raw.get("accelerator_requirements") or ()),
         )

@@ -478,7 +478,8 @@ TABLE: tuple[Setting, ...] = (
       "tool call (npu-smi, at least 30; hccn_tool, at least 10).", _int(1, 3600), type="int"),
     S("sglang_preflight_min_hbm_free_ratio", RUN, "Free HBM ratio every NPU needs (default: the service's "
       "--mem-fraction-static).", _ratio, type="float"),
-    S("sglang_min_driver_version", RUN, "Lowest NPU driver version preflight accepts.", c.text),
+    S("sglang_min_driver_version", RUN, "Lowest NPU driver version preflight accepts; unset, the driver (Ascend "
+      "HDK) the planned release's CANN needs where profiles/_releases.yml names one, else any.", c.text),
     S("sglang_min_cann_version", RUN, "Lowest CANN toolkit version preflight accepts.", c.text),
     S("sglang_npu_smi", RUN, "npu-smi on the hosts (absolute path).", c.absolute_path, type="path"),
     S("sglang_hccn_tool", RUN, "hccn_tool on the hosts (absolute path).", c.absolute_path, type="path"),

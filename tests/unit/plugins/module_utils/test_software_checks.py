@@ -31,6 +31,31 @@ def test_driver_and_cann_missing_or_too_old(pd32):
     assert problems(check_host("prefill0", p["hosts"]["prefill0"], healthy(p["hosts"]["prefill0"], ok_ctx), ok_ctx)) == []
 
 
+def test_the_driver_the_releases_cann_needs(pd32):
+    """Without sglang_min_driver_version, the driver is held against the Ascend HDK the planned release's CANN
+    needs (the reference stack's driver): an older one fails, naming both; the operator's minimum overrides it,
+    and a stack that names no driver asks only for one."""
+    profile, p = pd32
+    stack = {"release": "0.5.13.post1", "cann": "9.0.0", "driver": "25.5.2"}
+    ctx = ctx_of(profile, p, stack_reference=stack)
+    obs = healthy(p["hosts"]["prefill0"], ctx)
+    [finding] = only(check_host("prefill0", p["hosts"]["prefill0"], obs, ctx), "driver")
+    assert finding.severity == "fail" and finding.found == "driver 25.3.rc1"
+    assert finding.expected.startswith(">= 25.5.2 (the Ascend HDK that CANN 9.0.0 of SGLang 0.5.13.post1 needs")
+    assert "model load" in finding.fix
+
+    def driver(context):
+        [found] = [f for f in check_host("prefill0", p["hosts"]["prefill0"], obs, context) if f.check == "driver"]
+        return found
+
+    obs["driver"] = dict(obs["driver"], version="25.5.2")
+    assert driver(ctx).severity == "ok"
+    override = ctx_of(profile, p, stack_reference=stack, min_driver_version="25.6.0")
+    assert driver(override).expected == ">= 25.6.0 (sglang_min_driver_version)"
+    obs["driver"] = dict(obs["driver"], version="24.1.rc2")
+    assert driver(ctx_of(profile, p, stack_reference=dict(stack, driver="unknown"))).expected == "present"
+
+
 def test_runtime_missing_or_other_release(pd32):
     profile, p = pd32
     ctx = ctx_of(profile, p)

@@ -65,6 +65,15 @@ def test_base_variant_passes():
     assert not errors.findings
 
 
+def test_dp_lm_head_at_one_dp_rank_is_left_to_sglang():
+    """At --dp-size 1 SGLang turns --enable-dp-lm-head off itself (the current pages' GLM-5.1 prefill and Qwen3
+    mixed servers run it so): no refusal; with more DP ranks and no DP attention it refuses the switch."""
+    errors = Collector()
+    args = {k: v for k, v in BASE_ARGS.items() if k not in ("--enable-dp-attention", "--dp-size")}
+    check_role("decode", args, BASE_ENV, errors)
+    assert not errors.findings
+
+
 def test_prefill_normal_mode_is_not_bounded_by_the_dispatch_limit():
     errors = Collector()
     check_role("prefill", {**BASE_ARGS, "--deepep-mode": "normal"},

@@ -44,6 +44,18 @@ def test_pd32_table_rows_ports_and_router_line():
     assert json.loads(json.dumps(doc))["services"][0]["service"] == "sglang-prefill-i0-r0" and doc["plan"] == p
 
 
+def test_the_table_names_the_profiles_generation_source_and_release():
+    january = plan(load_profile(PD32), inventory(prefill=2, decode=2, router=1)).as_dict()
+    assert _plan_table.lines(january)[1] == (
+        "source: generation 2026-01, document 000, section 'Deepseek-R1 Atlas 800I A3-32Card PD Separation "
+        "3.5K-1.5K 50ms'; planned release sglang 0.5.6.post2")
+    page = plan(load_profile("glm_5_1_a3_32c_pd_131k1_1k_50ms"),
+                inventory(prefill=2, decode=2, router=1)).as_dict()
+    assert _plan_table.lines(page)[1] == (
+        "source: generation 2026-11, sgl-project/sglang docs_new/docs/hardware-platforms/ascend-npus/best_practice/"
+        "glm5_1.mdx@06bd6c834fe0#glm5-1-w4a8-1p1d-32p-in128k-out1k; planned release sglang 0.5.13.post1")
+
+
 def test_no_router_no_router_release_and_one_host():
     p = plan(load_profile(MIXED_1NODE), inventory(mixed=1)).as_dict()
     assert _plan_table.summary(p) == f"{p['title']}: 1 host, 1 service, sglang {p['releases']['sglang']} (host runtime)"

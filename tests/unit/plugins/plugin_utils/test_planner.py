@@ -194,6 +194,48 @@ def test_tp_must_match_npus_per_node():
     assert "16 NPUs per A3 node x 2 node(s) = 32" in str(exc.value)
 
 
+def test_pipeline_parallelism_multiplies_the_devices_of_an_instance():
+    """--tp-size 4 --pp-size 8 over 2 nodes (GLM-5.1's prefill on the current pages) is 16 NPUs on each node, not
+    tp / nnodes = 2; a layout whose tp x pp does not fill its nodes is refused, naming both."""
+    # (DP attention splits the TP group, and DeepEP's dispatch buffer is sized per TP rank: both follow tp.)
+    pipeline = {"args": {"--tp-size": 4, "--pp-size": 8, "--dp-size": 4},
+                "env": {"SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK": "32"}}
+    inv = inventory(prefill=2, decode=2, router=1, sglang_overrides={"decode": pipeline})
+    p = plan(load_profile(PD32), inv)
+    decode = services(p, "decode")
+    assert [s.node_rank for s in decode] == [0, 1] and all(s.devices == list(range(16)) for s in decode)
+    assert flag(decode[1].argv, "--pp-size") == "8" and flag(decode[1].argv, "--nnodes") == "2"
+    pipeline["args"]["--pp-size"] = 4
+    inv = inventory(prefill=2, decode=2, router=1, sglang_overrides={"decode": pipeline})
+    with pytest.raises(PlanError) as exc:
+        plan(load_profile(PD32), inv)
+    assert "--tp-size 4 x --pp-size 4 = 16 NPUs does not match 16 NPUs per A3 node x 2 node(s) = 32" in str(exc.value)
+
+
+def test_pd_on_a2_moves_the_kv_cache_over_device_rdma():
+    """A2 prefill and decode servers get ASCEND_MF_TRANSFER_PROTOCOL=device_rdma (A3 keeps its default); another
+    value is refused naming the role and the override."""
+    a3 = load_profile(PD32)
+    # The same layout on A2 nodes of 8 NPUs (half the tensor parallelism, DP attention and DeepEP sized to it).
+    a2 = dataclasses.replace(a3, hardware="A2", roles={**a3.roles, **{
+        role: dataclasses.replace(a3.roles[role], args={**a3.roles[role].args, **args}, env={**a3.roles[role].env,
+                                                                                          **env})
+        for role, args, env in (("prefill", {"--tp-size": 8}, {}),
+                                ("decode", {"--tp-size": 16, "--dp-size": 8},
+                                 {"SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK": "24"}))}})
+    inv = inventory(prefill=2, decode=2, router=1, sglang_hardware="A2")
+    p = plan(a2, inv)
+    for svc in services(p, "prefill") + services(p, "decode"):
+        assert svc.env["ASCEND_MF_TRANSFER_PROTOCOL"] == "device_rdma"
+    a3_plan = plan(a3, inventory(prefill=2, decode=2, router=1))
+    assert all("ASCEND_MF_TRANSFER_PROTOCOL" not in svc.env for svc in services(a3_plan))
+    bad = inventory(prefill=2, decode=2, router=1, sglang_hardware="A2",
+                    sglang_overrides={"decode": {"env": {"ASCEND_MF_TRANSFER_PROTOCOL": "host_rdma"}}})
+    with pytest.raises(PlanError) as exc:
+        plan(a2, bad)
+    assert ("decode", None, "sglang_overrides.decode.env.ASCEND_MF_TRANSFER_PROTOCOL") in findings_of(exc)
+
+
 def test_fewer_devices_only_where_the_profile_says_so():
     profile = load_profile(MIXED_A3)
     assert profile.roles["mixed"].devices_per_node == 4
