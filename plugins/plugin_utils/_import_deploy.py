@@ -353,9 +353,9 @@ def import_deployment(lines: Lines, where: str, hardware: str) -> Deployment:
         if "dist_init_port" in facts:
             spec["dist_init_port"] = _one(facts["dist_init_port"], "--dist-init-addr port",
                                           script.line_of("--dist-init-addr"))
-        tp = args.get("--tp-size")
-        if isinstance(tp, int) and tp // n < NODE_DEVICES.get(hardware, 0):
-            spec["devices_per_node"] = tp // n
+        tp, pp = args.get("--tp-size"), args.get("--pp-size", 1)
+        if isinstance(tp, int) and isinstance(pp, int) and tp * pp // n < NODE_DEVICES.get(hardware, 0):
+            spec["devices_per_node"] = tp * pp // n  # pipeline stages multiply an instance's devices
         if isinstance(args.get("--base-gpu-id"), int) and args["--base-gpu-id"]:
             spec["base_gpu_id"] = args["--base-gpu-id"]
         spec["cann"] = cann

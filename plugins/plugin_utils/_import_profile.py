@@ -96,12 +96,26 @@ def section_meta(section: Section, where: str) -> _Meta:
         return _Meta(match["model"], match["hw"], int(match["cards"]), MODES[match["mode"]], match["dataset"],
                      match["tpot"])
     meta = section.meta
-    hw = re.fullmatch(r"Atlas 800I (A\d)", meta.get("Hardware", ""))
+    hw = re.fullmatch(r"Atlas 800I (A[23])", meta.get("Hardware", ""))
     tpot = re.fullmatch(r"(\d+(?:\.\d+)?)\s*ms", meta.get("TPOT", ""))
     if meta.get("Model") and hw and meta.get("Cards", "").isdigit() and meta.get("Deploy Mode") in MODES \
             and meta.get("Dataset") and tpot:
         return _Meta(meta["Model"], hw.group(1), int(meta["Cards"]), MODES[meta["Deploy Mode"]], meta["Dataset"],
                      tpot.group(1))
+    if meta.get("Hardware") and not hw:
+        raise ImportRefusal(f"{where} line {section.line}: the section runs on {meta['Hardware']}, whose NPU layout "
+                            "the planner does not model (it knows Atlas 800I A2 nodes of 8 NPUs and A3 nodes of 16 "
+                            "dies)")
+    if section.meta:
+        missing = [name for name, ok in (("Model", meta.get("Model")), ("Hardware", hw),
+                                         ("Cards", meta.get("Cards", "").isdigit()),
+                                         ("Deploy Mode", meta.get("Deploy Mode") in MODES),
+                                         ("Dataset", meta.get("Dataset")), ("TPOT", tpot)) if not ok]
+        given = "; ".join(f"{k}: {v}" for k, v in meta.items() if k not in ("Model", "Hardware", "Cards",
+                                                                            "Deploy Mode", "Quantization"))
+        raise ImportRefusal(f"{where} line {section.line}: the section gives no {', '.join(missing)} (a profile is "
+                            f"planned and benchmarked against a dataset and a TPOT target)"
+                            + (f"; it gives {given}" if given else ""))
     raise ImportRefusal(f"{where} line {section.line}: cannot read model, hardware, cards, deploy mode, dataset and "
                         f"TPOT from the title '{section.title}' nor from a 'Model: ... TPOT: ...' line")
 
@@ -304,7 +318,8 @@ def _releases(roles: Mapping[str, Mapping[str, Any]], release: str | None = None
     if release is not None:
         # The document names its release (the pages' reference images): its commands are that release's, or,
         # where they use a flag only a later release has, the first release that takes them all.
-        later = [r for r in sglang if tables["sglang"].at_least(r, release)]
+        table = tables["sglang"]
+        later = [r for r in sglang if table.at_least(r, release) and _takes(table, r, flags)]
         if not later:
             raise ImportRefusal(f"{where}: no release from the document's SGLang {release} on takes its flags "
                                 f"(they allow {', '.join(sglang) or 'none'})")
@@ -313,6 +328,14 @@ def _releases(roles: Mapping[str, Mapping[str, Any]], release: str | None = None
     router = tables["sglang_router"].supported(router_flags)
     return {"sglang": sglang[0] if sglang else tables["sglang"].reference,
             "sglang_router": router[0] if router else tables["sglang_router"].reference}
+
+
+def _takes(table, release: str, flags: set[str]) -> bool:
+    """The release's parser takes every flag: its catalog (profiles/_flags) has it, or a flag change of the table
+    renders it as that release's flag."""
+    catalog = table.flags(release)
+    changed = {c.flag for c in table.changes if table.at_least(release, c.since)}
+    return all(flag in catalog or flag in changed for flag in flags)
 
 
 def donor_of(section: Section, meta: _Meta, doc: Document, where: str) -> Section:
@@ -440,19 +463,41 @@ def import_document(doc: Document, curations: Mapping[str, Curation] | None = No
                     strict: bool = True, origin: Origin | None = None) -> list[Imported]:
     """Every section of the document as a profile. Every section is tried; the refusals of all of them are
     raised together (one per line), so that one run names every line to fix."""
-    out, refusals = [], []
+    out, refusals, by_id = [], [], {}
     for section in doc.sections:
         try:
-            out.append(import_section(doc, section, curations or {}, strict, origin))
+            item = import_section(doc, section, curations or {}, strict, origin)
         except ImportRefusal as exc:
             refusals.append(f"section '{section.title}': {exc}")
+            continue
+        first = by_id.get(item.id)
+        if first is None:
+            by_id[item.id] = item
+            out.append(item)
+        elif same_configuration(first, item):
+            # The page repeats a configuration under another title (same deployment, benchmark and figures): it is
+            # imported once, from the first section, which records the other title (and so lends it its curation).
+            repeat(first, section.title)
+        else:
+            refusals.append(f"section '{section.title}': {doc.name} line {section.line}: maps to the profile id "
+                            f"{item.id} of section '{first.section.title}', which is another configuration")
     if refusals:
         raise ImportRefusal("\n".join(refusals))
-    ids = [item.id for item in out]
-    dupes = sorted({i for i in ids if ids.count(i) > 1})
-    if dupes:
-        raise ImportRefusal(f"{doc.name}: several sections map to the profile id(s) {', '.join(dupes)}")
     return out
+
+
+def same_configuration(one: Imported, other: Imported) -> bool:
+    """Two sections that differ in nothing but their title (and so their source)."""
+    def comparable(data: Mapping[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in data.items() if k not in ("title", "source")}
+    return comparable(one.data) == comparable(other.data)
+
+
+def repeat(item: Imported, title: str) -> None:
+    """Record in the profile that the page publishes its configuration again under ``title``."""
+    repeated = item.data["source"].setdefault("repeated_in", [])
+    if title not in repeated:
+        repeated.append(title)
 
 
 def collection_profiles(directory: str | None = None) -> dict[str, dict[str, Any]]:
@@ -470,10 +515,16 @@ def collection_profiles(directory: str | None = None) -> dict[str, dict[str, Any
 
 
 def curations_by_section(profiles: Mapping[str, Mapping[str, Any]]) -> dict[str, Curation]:
-    """Each profile's curation under the title of the section it records as its source."""
-    return {str((p.get("source") or {}).get("section")): curation_of(p) for p in profiles.values()
-            if (p.get("source") or {}).get("section")}
+    """Each profile's curation under the title of the section it records as its source, and under the titles the
+    page repeats that section's configuration with (``source.repeated_in``)."""
+    out = {}
+    for profile in profiles.values():
+        source = profile.get("source") or {}
+        for title in [source.get("section"), *(source.get("repeated_in") or [])]:
+            if title:
+                out[str(title)] = curation_of(profile)
+    return out
 
 
 __all__ = ["Curation", "ImportRefusal", "Imported", "Origin", "collection_profiles", "curation_of",
-           "curations_by_section", "import_document", "import_section", "profile_id"]
+           "curations_by_section", "import_document", "import_section", "profile_id", "repeat", "same_configuration"]

@@ -13,7 +13,7 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils import _import_outpu
 from ansible_collections.ascend.sglang.plugins.plugin_utils._import_doc import ImportRefusal, read_document
 from ansible_collections.ascend.sglang.tests.unit.import_pages import MDX, MDX_PIPES, cells_table
 from ansible_collections.ascend.sglang.plugins.plugin_utils._import_profile import (
-    Curation, dataset_slug, import_document, import_section)
+    Curation, curations_by_section, dataset_slug, import_document, import_section)
 
 TABLE = cells_table(("Demo-R1", "Atlas 800I A3", "32", "PD Separation", "2K-1K", "W8A8", "20.10", "40.000"),
                     ("Demo-S", "Atlas 800I A3", "2", "PD Mixed", "1K-1K", "BF16", "30.00", "100.000"))
@@ -333,6 +333,40 @@ def test_the_current_pages_form_imports() -> None:
     other = MDX_PIPES.replace("export GLOO_SOCKET_IFNAME=<network-interface>", "export GLOO_SOCKET_IFNAME=eth7", 1)
     with pytest.raises(ImportRefusal, match=r"demo_r1.mdx line \d+ .*GLOO_SOCKET_IFNAME is eth7 on a 1-node mixed"):
         import_document(read_document(other, "demo_r1.mdx"))
+
+
+def test_a_newer_atlas_and_a_section_without_tpot_are_refused_by_name() -> None:
+    atlas = MDX.replace("**Hardware**: Atlas 800I A3", "**Hardware**: Atlas 950")
+    with pytest.raises(ImportRefusal, match=r"demo_32b.mdx line \d+: the section runs on Atlas 950, whose NPU layout "
+                                            r"the planner does not model"):
+        import_document(read_document(atlas, "demo_32b.mdx"))
+    ttft = MDX.replace("**TPOT**: 50ms", "**TTFT**: 5s")
+    with pytest.raises(ImportRefusal, match=r"the section gives no TPOT .*; it gives Dataset: 3.6K\+1.5K; TTFT: 5s"):
+        import_document(read_document(ttft, "demo_32b.mdx"))
+
+
+def test_pipeline_stages_count_in_the_devices_of_an_instance() -> None:
+    """--tp-size 2 --pp-size 2 uses 4 NPUs of the node, as --tp-size 4 does."""
+    page = MDX.replace("    --tp-size 4\n", "    --tp-size 2 \\\n    --pp-size 2\n")
+    [item] = import_document(read_document(page, "demo_32b.mdx"))
+    mixed = item.data["roles"]["mixed"]
+    assert mixed["args"]["--pp-size"] == 2 and mixed["devices_per_node"] == 4
+
+
+def test_a_configuration_the_page_repeats_under_another_title_is_one_profile() -> None:
+    """A page that publishes the same deployment and benchmark twice (DeepSeek-V3.2's "... 26ms" and "... BS8"):
+    one profile, from the first section, which names the other; its curation serves both titles. Another
+    configuration under the same id is refused, naming the line."""
+    first = MDX.split("## Optimal Configuration\n", 1)[1]
+    again = first.replace("### demo 32b w8a8 2p in3k5 out1k5 50ms", "### demo 32b w8a8 2p in3k5 out1k5 BS8")
+    [item] = import_document(read_document(MDX + "\n" + again, "demo_32b.mdx"))
+    assert item.data["source"]["repeated_in"] == ["demo 32b w8a8 2p in3k5 out1k5 BS8"]
+    curations = curations_by_section({item.id: item.data})
+    assert set(curations) == {"demo 32b w8a8 2p in3k5 out1k5 50ms", "demo 32b w8a8 2p in3k5 out1k5 BS8"}
+    other = again.replace("--tp-size 4", "--tp-size 2")
+    with pytest.raises(ImportRefusal, match=r"'demo 32b w8a8 2p in3k5 out1k5 BS8': demo_32b.mdx line \d+: maps to "
+                                            r"the profile id demo_32b_a3_2c_mixed_3k6_1k5_50ms of section"):
+        import_document(read_document(MDX + "\n" + other, "demo_32b.mdx"))
 
 
 def test_a_script_that_fails_in_bash_quotes_its_own_line() -> None:
