@@ -60,7 +60,8 @@ def inventory_of(p: Profile) -> str:
         return "mixed_a3_2node" if p.roles["mixed"].nnodes > 1 else "mixed_a3"
     pre, dec = p.roles["prefill"], p.roles["decode"]
     key = (pre.nnodes * pre.documented_instances, pre.nnodes, dec.nnodes * dec.documented_instances, dec.nnodes)
-    return {(2, 1, 2, 2): "example", (1, 1, 1, 1): "pd16", (2, 2, 2, 2): "pd_2x2node", (1, 1, 2, 2): "pd24"}[key]
+    return {(2, 1, 2, 2): "example", (1, 1, 1, 1): "pd16", (2, 2, 2, 2): "pd_2x2node", (1, 1, 2, 2): "pd24",
+            (4, 2, 2, 2): "pd48_2p1d", (4, 1, 2, 2): "pd48_4p1d", (2, 2, 4, 4): "pd48_1p1d"}[key]
 
 
 def published(p: Profile) -> str:
