@@ -60,6 +60,8 @@ class ReleaseTable:
     stacks: dict[str, ReferenceStack] = dataclasses.field(default_factory=dict)
     # Requirements of the PyPI wheel that belong to its CUDA build (not installed on Atlas hosts).
     accelerator_requirements: tuple[str, ...] = ()
+    # flag -> (the first release without it, why): a profile using it cannot target that release or a later one.
+    removed: dict[str, tuple[str, str]] = dataclasses.field(default_factory=dict)
 
     def stack(self, release: str) -> ReferenceStack | None:
         return self.stacks.get(release)
@@ -79,7 +81,8 @@ class ReleaseTable:
     def supported(self, flags: set[str]) -> list[str]:
         """Releases that accept every flag of ``flags`` (after this table's changes)."""
         return [r for r in self.releases
-                if all(self.at_least(r, self.added[f]) for f in flags if f in self.added)]
+                if all(self.at_least(r, self.added[f]) for f in flags if f in self.added)
+                and not any(self.at_least(r, self.removed[f][0]) for f in flags if f in self.removed)]
 
     def apply(self, role: str, args: Mapping[str, Any], release: str, variable: str,
               errors: Collector) -> tuple[dict[str, Any], list[dict[str, str]]]:
@@ -88,6 +91,11 @@ class ReleaseTable:
             if flag in self.added and not self.at_least(release, self.added[flag]):
                 errors.add(f"{flag} needs {self.package} >= {self.added[flag]}, but the chosen release is {release}; "
                            f"pick one of: {', '.join(self.supported(set(args)))}", group=role, variable=variable)
+            if flag in self.removed and self.at_least(release, self.removed[flag][0]):
+                since, why = self.removed[flag]
+                errors.add(f"{flag} is gone from {self.package} {since} on ({why}), but the chosen release is "
+                           f"{release}; pick one of: {', '.join(self.supported(set(args)))}", group=role,
+                           variable=variable)
         out: dict[str, Any] = {}
         notes: list[dict[str, str]] = []
         active = {c.flag: c for c in self.changes if self.at_least(release, c.since)}
@@ -127,5 +135,7 @@ def load_release_tables(directory: str | None = None) -> dict[str, ReleaseTable]
                 driver=str(stack.get("driver") or UNKNOWN))
                 for release, stack in (raw.get("stacks") or {}).items()},
             accelerator_requirements=tuple(str(r) for r in raw.get("accelerator_requirements") or ()),
+            removed={str(r["flag"]): (str(r["since"]), " ".join(str(r["reason"]).split()))
+                     for r in raw.get("removed") or []},
         )
     return tables

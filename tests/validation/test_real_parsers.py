@@ -204,6 +204,17 @@ def test_every_recorded_flag_change_is_real(change) -> None:
 ACCEPTED_BY = {"decode_round_robin": {"0.5.7"}}
 
 
+@pytest.mark.parametrize("flag", sorted(TABLES["sglang"].removed))
+def test_every_recorded_removal_is_real(flag: str) -> None:
+    """A flag profiles/_releases.yml records as removed is in the catalog of the release before and in none from
+    the recorded one on (the catalogs are the parsers': test_flag_catalog_matches_the_parser)."""
+    table = TABLES["sglang"]
+    since = table.removed[flag][0]
+    index = table.releases.index(since)
+    assert flag in table.flags(table.releases[index - 1])
+    assert not any(flag in table.flags(release) for release in table.releases[index:])
+
+
 @pytest.mark.parametrize("argv", MISTAKES, ids=" ".join)
 def test_documented_mistakes_are_rejected(argv: list[str]) -> None:
     """The deviations recorded for these are needed: the releases reject the documented text."""
