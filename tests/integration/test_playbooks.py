@@ -249,9 +249,9 @@ def test_monitoring_refusals(tmp_path: Path) -> None:
 
 def test_playbook_syntax() -> None:
     playbooks = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "playbooks").glob("*.yml"))
-    # One per profile (40 January + the pd32 alias + 71 of the current pages) + deploy, plan, render, preflight,
+    # One per profile (40 January + the pd32 alias + 72 of the current pages) + deploy, plan, render, preflight,
     # doctor, status, stop, restart, bench, collect, monitoring, kubernetes, import_profiles.
-    assert len(playbooks) == 112 + 13
+    assert len(playbooks) == 113 + 13
     ansible("ansible-playbook", "-i", "inventories/example", "--syntax-check", *playbooks)
 
 
