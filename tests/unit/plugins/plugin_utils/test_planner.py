@@ -217,12 +217,12 @@ def test_pd_on_a2_moves_the_kv_cache_over_device_rdma():
     value is refused naming the role and the override."""
     a3 = load_profile(PD32)
     # The same layout on A2 nodes of 8 NPUs (half the tensor parallelism, DP attention and DeepEP sized to it).
+    halves = {"prefill": ({"--tp-size": 8}, {}),
+              "decode": ({"--tp-size": 16, "--dp-size": 8}, {"SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK": "24"})}
     a2 = dataclasses.replace(a3, hardware="A2", roles={**a3.roles, **{
-        role: dataclasses.replace(a3.roles[role], args={**a3.roles[role].args, **args}, env={**a3.roles[role].env,
-                                                                                          **env})
-        for role, args, env in (("prefill", {"--tp-size": 8}, {}),
-                                ("decode", {"--tp-size": 16, "--dp-size": 8},
-                                 {"SGLANG_DEEPEP_NUM_MAX_DISPATCH_TOKENS_PER_RANK": "24"}))}})
+        role: dataclasses.replace(a3.roles[role], args={**a3.roles[role].args, **args},
+                                  env={**a3.roles[role].env, **env})
+        for role, (args, env) in halves.items()}})
     inv = inventory(prefill=2, decode=2, router=1, sglang_hardware="A2")
     p = plan(a2, inv)
     for svc in services(p, "prefill") + services(p, "decode"):
