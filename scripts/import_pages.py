@@ -67,13 +67,10 @@ def profiles(pages_dir: Path) -> dict[str, str]:
                 continue
             item = _import_profile.import_section(doc, section, curations, strict=False, origin=origin)
             pid = shipped_id(item.id, january)
-            if pid in items:  # a configuration the page repeats under another title: the first section's
-                _import_profile.repeat(items[pid], section.title)
-                continue
             data = dict(item.data, id=pid)
             if data.get("deployment_from"):
                 data["deployment_from"] = shipped_id(data["deployment_from"], january)
-            items[pid] = dataclasses.replace(item, id=pid, data=data)
+            _import_profile.fold(items, dataclasses.replace(item, id=pid, data=data), name)
         for pid, item in items.items():
             out[pid] = _import_output.render(item, f"{RECORD['repository']}/{page['path']}@{page['commit'][:12]}")
     return out

@@ -319,7 +319,7 @@ def _releases(roles: Mapping[str, Mapping[str, Any]], release: str | None = None
         # The document names its release (the pages' reference images): its commands are that release's, or,
         # where they use a flag only a later release has, the first release that takes them all.
         table = tables["sglang"]
-        later = [r for r in sglang if table.at_least(r, release) and _takes(table, r, flags)]
+        later = [r for r in sglang if table.at_least(r, release) and table.takes(r, flags)]
         if not later:
             raise ImportRefusal(f"{where}: no release from the document's SGLang {release} on takes its flags "
                                 f"(they allow {', '.join(sglang) or 'none'})")
@@ -328,14 +328,6 @@ def _releases(roles: Mapping[str, Mapping[str, Any]], release: str | None = None
     router = tables["sglang_router"].supported(router_flags)
     return {"sglang": sglang[0] if sglang else tables["sglang"].reference,
             "sglang_router": router[0] if router else tables["sglang_router"].reference}
-
-
-def _takes(table, release: str, flags: set[str]) -> bool:
-    """The release's parser takes every flag: its catalog (profiles/_flags) has it, or a flag change of the table
-    renders it as that release's flag."""
-    catalog = table.flags(release)
-    changed = {c.flag for c in table.changes if table.at_least(release, c.since)}
-    return all(flag in catalog or flag in changed for flag in flags)
 
 
 def donor_of(section: Section, meta: _Meta, doc: Document, where: str) -> Section:
@@ -463,27 +455,32 @@ def import_document(doc: Document, curations: Mapping[str, Curation] | None = No
                     strict: bool = True, origin: Origin | None = None) -> list[Imported]:
     """Every section of the document as a profile. Every section is tried; the refusals of all of them are
     raised together (one per line), so that one run names every line to fix."""
-    out, refusals, by_id = [], [], {}
+    by_id: dict[str, Imported] = {}
+    refusals = []
     for section in doc.sections:
         try:
-            item = import_section(doc, section, curations or {}, strict, origin)
+            fold(by_id, import_section(doc, section, curations or {}, strict, origin), doc.name)
         except ImportRefusal as exc:
             refusals.append(f"section '{section.title}': {exc}")
-            continue
-        first = by_id.get(item.id)
-        if first is None:
-            by_id[item.id] = item
-            out.append(item)
-        elif same_configuration(first, item):
-            # The page repeats a configuration under another title (same deployment, benchmark and figures): it is
-            # imported once, from the first section, which records the other title (and so lends it its curation).
-            repeat(first, section.title)
-        else:
-            refusals.append(f"section '{section.title}': {doc.name} line {section.line}: maps to the profile id "
-                            f"{item.id} of section '{first.section.title}', which is another configuration")
     if refusals:
         raise ImportRefusal("\n".join(refusals))
-    return out
+    return list(by_id.values())
+
+
+def fold(by_id: dict[str, Imported], item: Imported, where: str) -> None:
+    """Add the section's profile under its id. A page that repeats a configuration under another title (same
+    deployment, benchmark and figures) gives one profile, from the first section, which records the other title
+    (and so lends it its curation); another configuration under the same id is refused, naming its line."""
+    first = by_id.get(item.id)
+    if first is None:
+        by_id[item.id] = item
+    elif same_configuration(first, item):
+        repeated = first.data["source"].setdefault("repeated_in", [])
+        if item.section.title not in repeated:
+            repeated.append(item.section.title)
+    else:
+        raise ImportRefusal(f"{where} line {item.section.line}: maps to the profile id {item.id} of section "
+                            f"'{first.section.title}', which is another configuration")
 
 
 def same_configuration(one: Imported, other: Imported) -> bool:
@@ -491,13 +488,6 @@ def same_configuration(one: Imported, other: Imported) -> bool:
     def comparable(data: Mapping[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in data.items() if k not in ("title", "source")}
     return comparable(one.data) == comparable(other.data)
-
-
-def repeat(item: Imported, title: str) -> None:
-    """Record in the profile that the page publishes its configuration again under ``title``."""
-    repeated = item.data["source"].setdefault("repeated_in", [])
-    if title not in repeated:
-        repeated.append(title)
 
 
 def collection_profiles(directory: str | None = None) -> dict[str, dict[str, Any]]:
@@ -527,4 +517,4 @@ def curations_by_section(profiles: Mapping[str, Mapping[str, Any]]) -> dict[str,
 
 
 __all__ = ["Curation", "ImportRefusal", "Imported", "Origin", "collection_profiles", "curation_of",
-           "curations_by_section", "import_document", "import_section", "profile_id", "repeat", "same_configuration"]
+           "curations_by_section", "import_document", "import_section", "profile_id", "fold", "same_configuration"]

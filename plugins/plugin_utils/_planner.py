@@ -335,7 +335,7 @@ def _check_devices(profile: Profile, spec: RoleSpec, errors: Collector) -> None:
         return
     # Pipeline parallelism multiplies the devices of an instance: --tp-size 4 --pp-size 8 over 2 nodes is 16
     # NPUs per node, not tp / nnodes = 2.
-    devices = tp * spec.pp_size
+    devices = spec.instance_devices
     used = f"--tp-size {tp} x --pp-size {spec.pp_size} = {devices} NPUs" if spec.pp_size > 1 else f"--tp-size {tp}"
     if devices != per_node * spec.nnodes:
         errors.add(f"{used} does not match {per_node} NPUs per {profile.hardware} node x {spec.nnodes} node(s) = "

@@ -84,6 +84,13 @@ class ReleaseTable:
                 if all(self.at_least(r, self.added[f]) for f in flags if f in self.added)
                 and not any(self.at_least(r, self.removed[f][0]) for f in flags if f in self.removed)]
 
+    def takes(self, release: str, flags: set[str]) -> bool:
+        """The release's parser takes every flag: its catalog (profiles/_flags) has it, or a flag change of this
+        table renders it as that release's flag."""
+        catalog = self.flags(release)
+        changed = {c.flag for c in self.changes if self.at_least(release, c.since)}
+        return all(flag in catalog or flag in changed for flag in flags)
+
     def apply(self, role: str, args: Mapping[str, Any], release: str, variable: str,
               errors: Collector) -> tuple[dict[str, Any], list[dict[str, str]]]:
         """Documented flags -> the flags of ``release``; each change is returned as a record."""

@@ -6,6 +6,7 @@ SGLANG_UPSTREAM_PAGES to a directory holding each page under its base name, read
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from pathlib import Path
@@ -24,8 +25,9 @@ pytestmark = pytest.mark.skipif(
                       "names, read from sgl-project/sglang at the recorded commits)")
 
 
+@functools.lru_cache(maxsize=None)
 def import_pages():
-    """scripts/import_pages.py, which writes the shipped profiles from the pages."""
+    """scripts/import_pages.py, which writes the shipped profiles from the pages (loaded once)."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("import_pages", Path(__file__).parents[2] / "scripts" /
@@ -33,6 +35,14 @@ def import_pages():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+@functools.lru_cache(maxsize=None)
+def recorded_curations():
+    """The deviations the record holds for sections that have no profile yet, with the shipped profiles' own (read
+    once for every page)."""
+    return import_pages().recorded_curations(
+        _import_profile.curations_by_section(_import_profile.collection_profiles()))
 
 
 def reason(refusal: str) -> str:
@@ -49,9 +59,7 @@ def test_each_page_imports_as_recorded(page) -> None:
     text = path.read_text(encoding="utf-8")
     assert len(text) == page["characters"], f"{name} is not the version read at {page['commit']}"
     doc = read_document(text, name)
-    # The deviations the record holds for sections that have no profile yet, with the shipped profiles' own.
-    curations = import_pages().recorded_curations(
-        _import_profile.curations_by_section(_import_profile.collection_profiles()))
+    curations = recorded_curations()
     imported, refused = {}, {}
     for section in doc.sections:
         try:
