@@ -4,7 +4,7 @@ Usage: .venv/bin/python bench/fabric_scale.py [--repeat N]
 The fleets are bench/plan_scale.py's: the DeepSeek-R1 32-card PD layout scaled up (n/4 single-node prefill hosts,
 n/2 hosts in 2-node decode instances, routers). Every server host reports an IP for each of its 16 NPUs (what the
 first preflight call observes); the controller then plans which NPUs ping which
-(plugins/plugin_utils/_fleet_checks.py). Printed per fleet: host pairs, pings, pings per server host (constant:
+(plugins/plugin_utils/rollout/_fleet_checks.py). Printed per fleet: host pairs, pings, pings per server host (constant:
 the plan grows linearly), the median and minimum time of the planning, the median time of the TLS comparison of
 every NPU of the fleet and of the weights comparison (every server loads /m: 165 files, one host's copy differs).
 """
@@ -23,12 +23,12 @@ sys.path.insert(0, str(ROOT / "tests"))
 import conftest  # noqa: E402,F401  (puts the collection on sys.path)  # pylint: disable=unused-import
 from plan_scale import fleet  # noqa: E402
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils._fleet_checks import (  # noqa: E402
+from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._fleet_checks import (  # noqa: E402
     links, ping_plan, tls_findings, weights_findings,
 )
-from ansible_collections.ascend.sglang.plugins.plugin_utils._planner import plan  # noqa: E402
-from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import load_profile  # noqa: E402
-from ansible_collections.ascend.sglang.plugins.plugin_utils._topology import build_inventory  # noqa: E402
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import plan  # noqa: E402
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import load_profile  # noqa: E402
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._topology import build_inventory  # noqa: E402
 
 
 def observed(plan_dict: dict) -> dict:

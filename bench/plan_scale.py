@@ -21,9 +21,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 import conftest  # noqa: E402,F401  (puts the collection on sys.path)  # pylint: disable=unused-import
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils._planner import plan  # noqa: E402
-from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import load_profile  # noqa: E402
-from ansible_collections.ascend.sglang.plugins.plugin_utils._topology import build_inventory  # noqa: E402
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import plan  # noqa: E402
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import load_profile  # noqa: E402
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._topology import build_inventory  # noqa: E402
 
 
 def fleet(n: int):

@@ -26,8 +26,8 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 import conftest  # noqa: E402,F401  (puts the collection on sys.path)  # pylint: disable=unused-import
-from ansible_collections.ascend.sglang.plugins.plugin_utils import _import_output, _import_profile  # noqa: E402
-from ansible_collections.ascend.sglang.plugins.plugin_utils._import_doc import read_document  # noqa: E402
+from ansible_collections.ascend.sglang.plugins.plugin_utils.importer import _import_output, _import_profile  # noqa: E402
+from ansible_collections.ascend.sglang.plugins.plugin_utils.importer._import_doc import read_document  # noqa: E402
 
 RECORD = yaml.safe_load((ROOT / "tests" / "golden" / "upstream_pages.yml").read_text(encoding="utf-8"))
 

@@ -17,12 +17,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 import conftest  # noqa: E402,F401  (puts the collection on sys.path)  # pylint: disable=unused-import
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils import _packing  # noqa: E402
-from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import (  # noqa: E402
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _packing  # noqa: E402
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import (  # noqa: E402
     FIRST_GENERATION, FROM_INVENTORY, NODE_DEVICES, Profile, _read_yaml, available_profiles, load_profile,
     profiles_dir,
 )
-from ansible_collections.ascend.sglang.plugins.plugin_utils._releases import load_release_tables  # noqa: E402
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._releases import load_release_tables  # noqa: E402
 
 README_BEGIN, README_END = "<!-- profile-table:begin -->", "<!-- profile-table:end -->"
 TABLE_BEGIN, TABLE_END = ".. profile-table:begin", ".. profile-table:end"
@@ -153,7 +153,7 @@ def table() -> str:
 
 
 def packing_table() -> str:
-    """Replicas per host (sglang_instances_per_host: max) of every PD-mixed profile (plugins/plugin_utils/_packing.py)."""
+    """Replicas per host (sglang_instances_per_host: max) of every PD-mixed profile (plugins/plugin_utils/plan/_packing.py)."""
     rows = [
         "| Profile | HW | NPUs of the node | NPUs per replica | Replicas per host (`max`) | Slices (`--base-gpu-id`), ports |",
         "|---|---|---|---|---|---|",

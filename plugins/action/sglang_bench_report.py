@@ -12,13 +12,13 @@ import os
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils._bench_verdict import (
+from ansible_collections.ascend.sglang.plugins.plugin_utils.report._bench_verdict import (
     DEFAULT_TPOT_TOLERANCE, evaluate, render_table,
 )
-from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import PlanError
-from ansible_collections.ascend.sglang.plugins.plugin_utils._png import bench_chart
-from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import load_profile
-from ansible_collections.ascend.sglang.plugins.plugin_utils._serialize import plain
+from ansible_collections.ascend.sglang.plugins.plugin_utils.core._errors import PlanError
+from ansible_collections.ascend.sglang.plugins.plugin_utils.report._png import bench_chart
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import load_profile
+from ansible_collections.ascend.sglang.plugins.plugin_utils.core._serialize import plain
 
 
 def _write(path: str, data: bytes) -> None:

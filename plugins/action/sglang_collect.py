@@ -1,7 +1,7 @@
 # Copyright: ascend.sglang contributors
 # Apache License 2.0
 """One host's part of the failure bundle: lists the host's units and rendered files from the plan (the renderer's
-own list, plugin_utils/_host_files.py), gathers them on the host in one module call (module_utils/_collect.py
+own list, plugin_utils/targets/_host_files.py), gathers them on the host in one module call (module_utils/collect/_collect.py
 takes every secret out there), and writes them into <bundle dir>/<host>/ on the controller. The task result
 holds counts, never the texts. An unreachable host gets an index.json saying so, and the play goes on."""
 
@@ -12,10 +12,10 @@ import os
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils._collect_bundle import (
+from ansible_collections.ascend.sglang.plugins.plugin_utils.forensics._collect_bundle import (
     host_dir, secret_values, write_host)
-from ansible_collections.ascend.sglang.plugins.plugin_utils._host_files import DEFAULT_SETTINGS, host_files
-from ansible_collections.ascend.sglang.plugins.plugin_utils._serialize import plain
+from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._host_files import DEFAULT_SETTINGS, host_files
+from ansible_collections.ascend.sglang.plugins.plugin_utils.core._serialize import plain
 
 # The rendered files a bundle holds (never the .secrets file, nor the collection's own programs).
 KINDS = ("cann_env", "sysctl", "env", "launcher", "unit", "watchdog_config", "watchdog_unit")

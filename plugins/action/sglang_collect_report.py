@@ -1,7 +1,7 @@
 # Copyright: ascend.sglang contributors
 # Apache License 2.0
 """Closes a failure bundle on the controller: an index for every host that gave nothing, the plan (redacted), the
-preflight's raw observations, the diagnosis (plugin_utils/_diagnosis.py), the bundle's index, then the archive
+preflight's raw observations, the diagnosis (plugin_utils/forensics/_diagnosis.py), the bundle's index, then the archive
 sglang-<profile>-<UTC time>.tar.gz (0600) in the collect directory. Returns the archive's path and the diagnosis."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import shutil
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.ascend.sglang.plugins.module_utils._collect import Redactor
-from ansible_collections.ascend.sglang.plugins.plugin_utils import _collect_bundle as bundle
-from ansible_collections.ascend.sglang.plugins.plugin_utils import _diagnosis
-from ansible_collections.ascend.sglang.plugins.plugin_utils._serialize import plain
+from ansible_collections.ascend.sglang.plugins.module_utils.collect._collect import Redactor
+from ansible_collections.ascend.sglang.plugins.plugin_utils.forensics import _collect_bundle as bundle
+from ansible_collections.ascend.sglang.plugins.plugin_utils.forensics import _diagnosis
+from ansible_collections.ascend.sglang.plugins.plugin_utils.core._serialize import plain
 
 
 def _hostvar(hostvars, host: str, name: str, raw: bool = False):

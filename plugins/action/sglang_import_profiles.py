@@ -9,10 +9,10 @@ import os
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.ascend.sglang.plugins.module_utils._atomic_files import place_all
-from ansible_collections.ascend.sglang.plugins.plugin_utils import _import_output, _import_profile, _import_validate
-from ansible_collections.ascend.sglang.plugins.plugin_utils._import_doc import ImportRefusal, read_document
-from ansible_collections.ascend.sglang.plugins.plugin_utils._serialize import plain
+from ansible_collections.ascend.sglang.plugins.module_utils.files._atomic_files import place_all
+from ansible_collections.ascend.sglang.plugins.plugin_utils.importer import _import_output, _import_profile, _import_validate
+from ansible_collections.ascend.sglang.plugins.plugin_utils.importer._import_doc import ImportRefusal, read_document
+from ansible_collections.ascend.sglang.plugins.plugin_utils.core._serialize import plain
 
 
 class ActionModule(ActionBase):

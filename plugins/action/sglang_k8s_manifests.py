@@ -9,12 +9,12 @@ import os
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.ascend.sglang.plugins.module_utils._atomic_files import place_all
-from ansible_collections.ascend.sglang.plugins.plugin_utils import _k8s_export, _k8s_manifests
-from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector, PlanError
-from ansible_collections.ascend.sglang.plugins.plugin_utils._inputs import UNREADABLE, read_inventory, template_reader
-from ansible_collections.ascend.sglang.plugins.plugin_utils._output_dir import ForeignFiles, refuse_foreign
-from ansible_collections.ascend.sglang.plugins.plugin_utils._serialize import plain
+from ansible_collections.ascend.sglang.plugins.module_utils.files._atomic_files import place_all
+from ansible_collections.ascend.sglang.plugins.plugin_utils.targets import _k8s_export, _k8s_manifests
+from ansible_collections.ascend.sglang.plugins.plugin_utils.core._errors import Collector, PlanError
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._inputs import UNREADABLE, read_inventory, template_reader
+from ansible_collections.ascend.sglang.plugins.plugin_utils.core._output_dir import ForeignFiles, refuse_foreign
+from ansible_collections.ascend.sglang.plugins.plugin_utils.core._serialize import plain
 
 
 class ActionModule(ActionBase):

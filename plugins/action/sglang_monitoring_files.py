@@ -1,6 +1,6 @@
 # Copyright: ascend.sglang contributors
 # Apache License 2.0
-"""Writes a plan's Prometheus files (plugin_utils/_monitoring.py): into a controller directory, or onto the task's
+"""Writes a plan's Prometheus files (plugin_utils/targets/_monitoring.py): into a controller directory, or onto the task's
 host in one call of sglang_place_files."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from ansible.errors import AnsibleActionFail
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.ascend.sglang.plugins.module_utils._atomic_files import place_all
-from ansible_collections.ascend.sglang.plugins.plugin_utils import _monitoring
-from ansible_collections.ascend.sglang.plugins.plugin_utils._serialize import plain
+from ansible_collections.ascend.sglang.plugins.module_utils.files._atomic_files import place_all
+from ansible_collections.ascend.sglang.plugins.plugin_utils.targets import _monitoring
+from ansible_collections.ascend.sglang.plugins.plugin_utils.core._serialize import plain
 
 
 class ActionModule(ActionBase):

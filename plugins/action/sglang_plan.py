@@ -9,10 +9,10 @@ import os
 from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils import _plan_table
-from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector, PlanError
-from ansible_collections.ascend.sglang.plugins.plugin_utils._inputs import plan_inputs, read_inventory, template_reader
-from ansible_collections.ascend.sglang.plugins.plugin_utils._serialize import plain
+from ansible_collections.ascend.sglang.plugins.plugin_utils.report import _plan_table
+from ansible_collections.ascend.sglang.plugins.plugin_utils.core._errors import Collector, PlanError
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._inputs import plan_inputs, read_inventory, template_reader
+from ansible_collections.ascend.sglang.plugins.plugin_utils.core._serialize import plain
 
 
 class ActionModule(ActionBase):
@@ -43,7 +43,7 @@ class ActionModule(ActionBase):
             return result
         # Returned as a result, not as a fact: playbooks register it and set_fact sglang_plan.
         planned = result_plan.as_dict()
-        # What will run where, for the operator to review (plugin_utils/_plan_table.py).
+        # What will run where, for the operator to review (plugin_utils/report/_plan_table.py).
         result.update(changed=False, plan=planned, table=_plan_table.lines(planned),
                       plan_table={key: value for key, value in _plan_table.document(planned).items() if key != "plan"})
         return result

@@ -2,7 +2,7 @@
 # Apache License 2.0
 """Controller-side aggregation: every host's preflight / doctor findings -> one table, a JSON
 report, an exit status (0 ok, 1 warnings, 2 failures) and whether it stops the run at fail_on
-(plugin_utils/_preflight_report.py, _report.py)."""
+(plugin_utils/report/_preflight_report.py, _report.py)."""
 
 from __future__ import annotations
 
@@ -13,12 +13,12 @@ from ansible.errors import AnsibleActionFail
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils._fleet_checks import cross_host_findings
-from ansible_collections.ascend.sglang.plugins.plugin_utils._preflight_report import (
+from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._fleet_checks import cross_host_findings
+from ansible_collections.ascend.sglang.plugins.plugin_utils.report._preflight_report import (
     aggregate, host_result_findings, render_table, report,
 )
-from ansible_collections.ascend.sglang.plugins.plugin_utils._report import fail_on_value, stops
-from ansible_collections.ascend.sglang.plugins.plugin_utils._serialize import plain
+from ansible_collections.ascend.sglang.plugins.plugin_utils.report._report import fail_on_value, stops
+from ansible_collections.ascend.sglang.plugins.plugin_utils.core._serialize import plain
 
 
 def _result(hostvars, host, var) -> dict | None:

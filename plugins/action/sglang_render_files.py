@@ -2,7 +2,7 @@
 # Apache License 2.0
 """Renders a host's files from the plan and the role templates on the controller, in one step: either sends
 them to the host in one module call (deployment) or writes every host's files into the render directory
-(render mode). The file list is plugin_utils/_host_files.py."""
+(render mode). The file list is plugin_utils/targets/_host_files.py."""
 
 from __future__ import annotations
 
@@ -15,13 +15,13 @@ from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 from ansible.template import trust_as_template
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils._host_files import DEFAULT_SETTINGS, host_files
-from ansible_collections.ascend.sglang.plugins.module_utils._atomic_files import place_all
-from ansible_collections.ascend.sglang.plugins.plugin_utils import _monitoring
-from ansible_collections.ascend.sglang.plugins.plugin_utils._output_dir import ForeignFiles, refuse_foreign
-from ansible_collections.ascend.sglang.plugins.plugin_utils._rollout import (
+from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._host_files import DEFAULT_SETTINGS, host_files
+from ansible_collections.ascend.sglang.plugins.module_utils.files._atomic_files import place_all
+from ansible_collections.ascend.sglang.plugins.plugin_utils.targets import _monitoring
+from ansible_collections.ascend.sglang.plugins.plugin_utils.core._output_dir import ForeignFiles, refuse_foreign
+from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._rollout import (
     decide, file_changes, host_facts, host_queries, restart_reason, stale_watchdogs)
-from ansible_collections.ascend.sglang.plugins.plugin_utils._serialize import plain
+from ansible_collections.ascend.sglang.plugins.plugin_utils.core._serialize import plain
 
 _ROLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "roles", "sglang_service")
 # A host's render directory: no path separator, no leading dot or dash.
@@ -127,7 +127,7 @@ class ActionModule(ActionBase):
                 entry.update(owner=spec.owner, group=spec.group)
             files.append(entry)
         # The services whose files this call writes, their stale watchdog units to look for and the units whose
-        # state is judged once the files are in place (plugin_utils/_rollout.py): asked in the same call.
+        # state is judged once the files are in place (plugin_utils/rollout/_rollout.py): asked in the same call.
         queries = host_queries(host_plan.get("services") or [],
                                [{"kind": spec.kind, "service": spec.service} for spec in specs],
                                str(cfg["systemd_dir"]))
@@ -146,7 +146,7 @@ class ActionModule(ActionBase):
             return result
         self._report(result, specs, paths, placed)
         result["stale_watchdogs"] = stale_watchdogs(queries["probe"], placed.get("present") or [])
-        # Per service, why it is due of its own, and the restarts pending on the host (plugin_utils/_rollout.py).
+        # Per service, why it is due of its own, and the restarts pending on the host (plugin_utils/rollout/_rollout.py).
         result.update(host_facts(result["files"], queries["services"], placed.get("running") or {},
                                  restart_reason(boolean(args.get("restart_all") or False, strict=False),
                                                 result["files"], queries["services"])))
@@ -187,7 +187,7 @@ class ActionModule(ActionBase):
                 specs_all.append(spec)
                 paths.append(path)
         if roles is None and kinds is None and (plan.get("monitoring") or {}).get("metrics"):
-            # The Prometheus files monitoring.yml writes (plugin_utils/_monitoring.py), for review with the rest.
+            # The Prometheus files monitoring.yml writes (plugin_utils/targets/_monitoring.py), for review with the rest.
             if MONITORING_DIR in plan["hosts"]:
                 raise AnsibleActionFail(f"a host named '{MONITORING_DIR}' would share the render directory of the "
                                         "Prometheus files: render with sglang_metrics=false or rename the host")
@@ -213,7 +213,7 @@ class ActionModule(ActionBase):
 
     @staticmethod
     def _refuse_foreign(base: str, planned: list) -> None:
-        """The render directory holds nothing this plan does not produce (plugin_utils/_output_dir.py)."""
+        """The render directory holds nothing this plan does not produce (plugin_utils/core/_output_dir.py)."""
         try:
             refuse_foreign(base, planned, "sglang_render_dir", "render")
         except ForeignFiles as exc:

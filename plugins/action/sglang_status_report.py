@@ -10,10 +10,10 @@ import os
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils._status import (
+from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._status import (
     healthy, pending_services, render_table, status_rows,
 )
-from ansible_collections.ascend.sglang.plugins.plugin_utils._serialize import plain
+from ansible_collections.ascend.sglang.plugins.plugin_utils.core._serialize import plain
 
 
 class ActionModule(ActionBase):
@@ -53,7 +53,7 @@ class ActionModule(ActionBase):
         name = deployment if deployment == plan.get("profile") else f"{deployment} (profile {plan.get('profile')})"
         summary = f"{name}: {len(rows)} services, {'all healthy' if ok else 'NOT all healthy'}"
         if pending:
-            # Healthy or not, these run a configuration their files no longer show (module_utils/_started.py).
+            # Healthy or not, these run a configuration their files no longer show (module_utils/files/_started.py).
             summary += (f"; {len(pending)} run other files than their own (restart pending: "
                         f"{', '.join(pending)}): run the deployment again, or restart.yml -e sglang_restart_only=pending")
         result.update(changed=False, healthy=ok, restarts_pending=pending, rows=rows, table=table, msg=summary)

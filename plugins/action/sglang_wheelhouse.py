@@ -13,7 +13,7 @@ import tempfile
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils._wheelhouse_list import WheelhouseError, list_files
+from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._wheelhouse_list import WheelhouseError, list_files
 
 _MODULE = "ascend.sglang.sglang_place_archive"
 

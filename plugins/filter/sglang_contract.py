@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils._contract import CONTROL_RE, ENV_NAME_RE, MAX_LEN
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._contract import CONTROL_RE, ENV_NAME_RE, MAX_LEN
 
 
 def _check_text(value, what):

@@ -1,11 +1,11 @@
 # Copyright: ascend.sglang contributors
 # Apache License 2.0
 """The ping plan of the preflight (which NPUs must reach which); the logic is in
-plugins/plugin_utils/_fleet_checks.py (pure, unit-tested)."""
+plugins/plugin_utils/rollout/_fleet_checks.py (pure, unit-tested)."""
 
 from __future__ import annotations
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils._fleet_checks import ping_plan
+from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._fleet_checks import ping_plan
 
 
 def sglang_ping_plan(plan, results):

@@ -1,11 +1,11 @@
 # Copyright: ascend.sglang contributors
 # Apache License 2.0
-"""Filter for roles/sglang_service/tasks/install.yml; the logic is in plugins/plugin_utils/_install.py
+"""Filter for roles/sglang_service/tasks/install.yml; the logic is in plugins/plugin_utils/targets/_install.py
 (pure but for listing the wheelhouse directory on the controller, unit-tested)."""
 
 from __future__ import annotations
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils._install import install_plan
+from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._install import install_plan
 
 
 def sglang_install_plan(release, overrides=None, wheelhouse=""):

@@ -2,16 +2,16 @@
 # Apache License 2.0
 """Filters of the operations playbooks (deploy, status, doctor, stop, restart): the plan's instances and routers,
 the instances with a restart pending, the services' start records and watchdog lines, a rollout's failures.
-The logic is in plugins/plugin_utils/_instances.py and _status.py (pure, unit-tested)."""
+The logic is in plugins/plugin_utils/rollout/_instances.py and _status.py (pure, unit-tested)."""
 
 from __future__ import annotations
 
-from ansible_collections.ascend.sglang.plugins.module_utils._started import record_path
-from ansible_collections.ascend.sglang.plugins.module_utils._units import service_units
-from ansible_collections.ascend.sglang.plugins.plugin_utils._instances import (
+from ansible_collections.ascend.sglang.plugins.module_utils.files._started import record_path
+from ansible_collections.ascend.sglang.plugins.module_utils.files._units import service_units
+from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._instances import (
     batch_size, failed_items, instances, pending_instances, restart_batches, routers, without_env,
 )
-from ansible_collections.ascend.sglang.plugins.plugin_utils._status import watchdog_lines
+from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._status import watchdog_lines
 
 
 def sglang_instances(plan):

@@ -1,11 +1,11 @@
 # Copyright: ascend.sglang contributors
 # Apache License 2.0
 """The fleet's restart decision from every host's render result; the logic is in
-plugins/plugin_utils/_rollout.py (pure, unit-tested), which the renderer uses for its own host too."""
+plugins/plugin_utils/rollout/_rollout.py (pure, unit-tested), which the renderer uses for its own host too."""
 
 from __future__ import annotations
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils._rollout import decide
+from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._rollout import decide
 
 
 def sglang_rollout(reports, instances=None):

@@ -1,11 +1,11 @@
 # Copyright: ascend.sglang contributors
 # Apache License 2.0
 """Filters of the instance watchdog (which services are watched, the files of those no longer watched); the
-logic is in plugins.plugin_utils._watchdog.py (pure, unit-tested), which the renderer uses too."""
+logic is in plugins.plugin_utils.plan._watchdog.py (pure, unit-tested), which the renderer uses too."""
 
 from __future__ import annotations
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils._watchdog import files_of, unit_name, watched
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._watchdog import files_of, unit_name, watched
 
 
 def sglang_watched(services, settings):

@@ -120,7 +120,7 @@ set_env_scripts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.ascend.sglang.plugins.module_utils._host_probe import (
+from ansible_collections.ascend.sglang.plugins.module_utils.collect._host_probe import (
     DRIVER_INFO, SET_ENV_SCRIPTS, TOOLKIT_INFO, observe_npu_facts,
 )
 

@@ -120,7 +120,7 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.ascend.sglang.plugins.module_utils._bench import BenchParseError, command, parse_result
+from ansible_collections.ascend.sglang.plugins.module_utils.bench._bench import BenchParseError, command, parse_result
 
 
 def main():

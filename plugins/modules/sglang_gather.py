@@ -111,9 +111,9 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.ascend.sglang.plugins.module_utils._collect import SINCE, collect
-from ansible_collections.ascend.sglang.plugins.module_utils._deploy_record import DEPLOY_RECORD, read_since, write_record
-from ansible_collections.ascend.sglang.plugins.module_utils._host_probe import run, which
+from ansible_collections.ascend.sglang.plugins.module_utils.collect._collect import SINCE, collect
+from ansible_collections.ascend.sglang.plugins.module_utils.files._deploy_record import DEPLOY_RECORD, read_since, write_record
+from ansible_collections.ascend.sglang.plugins.module_utils.collect._host_probe import run, which
 
 
 def _read(path: str) -> str:

@@ -72,7 +72,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.ascend.sglang.plugins.module_utils._wheelhouse import ArchiveError, differing, unpack
+from ansible_collections.ascend.sglang.plugins.module_utils.files._wheelhouse import ArchiveError, differing, unpack
 
 
 def main() -> None:

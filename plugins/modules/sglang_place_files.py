@@ -169,10 +169,10 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.ascend.sglang.plugins.module_utils._atomic_files import place_all
-from ansible_collections.ascend.sglang.plugins.module_utils._deploy_record import DEPLOY_RECORD, write_record
-from ansible_collections.ascend.sglang.plugins.module_utils._started import check_units
-from ansible_collections.ascend.sglang.plugins.module_utils._units import bad_names
+from ansible_collections.ascend.sglang.plugins.module_utils.files._atomic_files import place_all
+from ansible_collections.ascend.sglang.plugins.module_utils.files._deploy_record import DEPLOY_RECORD, write_record
+from ansible_collections.ascend.sglang.plugins.module_utils.files._started import check_units
+from ansible_collections.ascend.sglang.plugins.module_utils.files._units import bad_names
 
 
 def main() -> None:

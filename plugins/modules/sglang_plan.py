@@ -295,7 +295,7 @@ plan_table:
   type: dict
 plan:
   description:
-    - The plan, in the dict form of the planner's typed C(Plan) (C(plugins/plugin_utils/_planner.py)); playbooks keep it
+    - The plan, in the dict form of the planner's typed C(Plan) (C(plugins/plugin_utils/plan/_planner.py)); playbooks keep it
       as the fact C(sglang_plan). Every consumer reads these fields; none parses an argv back.
   returned: success
   type: dict
@@ -375,7 +375,7 @@ plan:
       type: dict
     monitoring:
       description:
-        - The monitoring settings (C(plugins/plugin_utils/_monitoring.py)) - C(metrics) (C(sglang_metrics)),
+        - The monitoring settings (C(plugins/plugin_utils/targets/_monitoring.py)) - C(metrics) (C(sglang_metrics)),
           C(router_metrics_port), C(scrape_interval), C(down_for), C(ttft_p90_seconds) and where it comes from
           (C(ttft_source)), C(tpot_target_seconds) (the profile's); each service's C(metrics_url) is where
           Prometheus scrapes it (null with metrics off and for a C(--mini-lb) router).

@@ -193,13 +193,13 @@ requirements:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.ascend.sglang.plugins.module_utils import _checks
-from ansible_collections.ascend.sglang.plugins.module_utils._fabric import HCCN_TOOL, run_pings
-from ansible_collections.ascend.sglang.plugins.module_utils._fabric_checks import check_pings
-from ansible_collections.ascend.sglang.plugins.module_utils._host_probe import DRIVER_INFO, TOOLKIT_INFO, observe, run
-from ansible_collections.ascend.sglang.plugins.module_utils._findings import STATUS_WORDS, Context, Finding, worst
-from ansible_collections.ascend.sglang.plugins.module_utils._preflight import check_host, requirements
-from ansible_collections.ascend.sglang.plugins.module_utils._preflight_inputs import fabric_devices
+from ansible_collections.ascend.sglang.plugins.module_utils.checks import _checks
+from ansible_collections.ascend.sglang.plugins.module_utils.npu._fabric import HCCN_TOOL, run_pings
+from ansible_collections.ascend.sglang.plugins.module_utils.checks._fabric_checks import check_pings
+from ansible_collections.ascend.sglang.plugins.module_utils.collect._host_probe import DRIVER_INFO, TOOLKIT_INFO, observe, run
+from ansible_collections.ascend.sglang.plugins.module_utils.checks._findings import STATUS_WORDS, Context, Finding, worst
+from ansible_collections.ascend.sglang.plugins.module_utils.checks._preflight import check_host, requirements
+from ansible_collections.ascend.sglang.plugins.module_utils.checks._preflight_inputs import fabric_devices
 
 
 def main() -> None:
@@ -251,7 +251,7 @@ def main() -> None:
 
 
 def ping(module: AnsibleModule, hostname: str, host_plan: dict) -> None:
-    """Mode ping: the pings the controller planned for this host (plugins/plugin_utils/_fleet_checks.py)."""
+    """Mode ping: the pings the controller planned for this host (plugins/plugin_utils/rollout/_fleet_checks.py)."""
     p = module.params
     level = _checks.level(p["preflight"], "npu_ping")
     results = run_pings(lambda argv: run(argv, timeout=max(p["runtime_timeout"], 10.0)), p["pings"], p["hccn_tool"])

@@ -141,7 +141,7 @@ job_failures:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.ascend.sglang.plugins.module_utils._router_converge import RouterGaveUp, converge, http_call
+from ansible_collections.ascend.sglang.plugins.module_utils.http._router_converge import RouterGaveUp, converge, http_call
 
 
 def main():

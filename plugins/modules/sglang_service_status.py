@@ -77,11 +77,11 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.ascend.sglang.plugins.module_utils._http import http_get
-from ansible_collections.ascend.sglang.plugins.module_utils._prom_text import server_load
-from ansible_collections.ascend.sglang.plugins.module_utils._unit_show import parse_systemctl_show, uptime_seconds
-from ansible_collections.ascend.sglang.plugins.module_utils._started import check_units, pending_rows
-from ansible_collections.ascend.sglang.plugins.module_utils._units import service_units
+from ansible_collections.ascend.sglang.plugins.module_utils.http._http import http_get
+from ansible_collections.ascend.sglang.plugins.module_utils.collect._prom_text import server_load
+from ansible_collections.ascend.sglang.plugins.module_utils.files._unit_show import parse_systemctl_show, uptime_seconds
+from ansible_collections.ascend.sglang.plugins.module_utils.files._started import check_units, pending_rows
+from ansible_collections.ascend.sglang.plugins.module_utils.files._units import service_units
 
 PROPS = "LoadState,ActiveState,SubState,MainPID,NRestarts,ActiveEnterTimestampMonotonic"
 SERVER_ROLES = ("prefill", "decode", "mixed")

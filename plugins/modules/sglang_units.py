@@ -93,8 +93,8 @@ units:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.ascend.sglang.plugins.module_utils._unit_show import parse_systemctl_show
-from ansible_collections.ascend.sglang.plugins.module_utils._units import PROPERTIES, bad_names, unit_actions, units_to_stop
+from ansible_collections.ascend.sglang.plugins.module_utils.files._unit_show import parse_systemctl_show
+from ansible_collections.ascend.sglang.plugins.module_utils.files._units import PROPERTIES, bad_names, unit_actions, units_to_stop
 
 
 def main() -> None:

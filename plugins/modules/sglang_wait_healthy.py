@@ -131,10 +131,10 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.ascend.sglang.plugins.module_utils._http import http_get
-from ansible_collections.ascend.sglang.plugins.module_utils._router_converge import RouterGaveUp, converge, http_call
-from ansible_collections.ascend.sglang.plugins.module_utils._health_wait import wait_target
-from ansible_collections.ascend.sglang.plugins.module_utils._units import UNIT_NAME
+from ansible_collections.ascend.sglang.plugins.module_utils.http._http import http_get
+from ansible_collections.ascend.sglang.plugins.module_utils.http._router_converge import RouterGaveUp, converge, http_call
+from ansible_collections.ascend.sglang.plugins.module_utils.http._health_wait import wait_target
+from ansible_collections.ascend.sglang.plugins.module_utils.files._units import UNIT_NAME
 
 
 def poll(module, targets, retries, delay, timeout, start):

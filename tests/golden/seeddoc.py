@@ -15,7 +15,7 @@ deviations are applied as exact text replacements before execution: a deviation 
 seed text no longer occurs in the document is an error, so the list cannot go stale.
 
 The recorders, the placeholder substitution and the text fixes are the importer's own
-(plugins/plugin_utils/_import_script.py): the golden tests read a script as the importer does.
+(plugins/plugin_utils/importer/_import_script.py): the golden tests read a script as the importer does.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ import re
 from pathlib import Path
 from typing import Iterable
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils import _import_script
-from ansible_collections.ascend.sglang.plugins.plugin_utils._import_script import HostRun
+from ansible_collections.ascend.sglang.plugins.plugin_utils.importer import _import_script
+from ansible_collections.ascend.sglang.plugins.plugin_utils.importer._import_script import HostRun
 
 # The documents are not part of the collection: SGLANG_SEEDS_DIR names their directory, else they are
 # looked for in shared/seeds beside the checkout (where CI keeps them).
@@ -154,7 +154,7 @@ def apply_text_fixes(text: str, fixes: list[tuple[str, str]], where: str) -> str
 
 def run_script(script: str, host_ip: str) -> HostRun:
     """Run one documented script as host ``host_ip`` would, recording what it launches: the importer's own
-    recorders (plugins/plugin_utils/_import_script.py), so that the golden tests and the importer read a script
+    recorders (plugins/plugin_utils/importer/_import_script.py), so that the golden tests and the importer read a script
     the same way."""
     return _import_script.run_script(script, host_ip, f"seed script on {host_ip}")
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import pytest
 
 import seeddoc as sd
-from ansible_collections.ascend.sglang.plugins.plugin_utils import _planner, _profile, _topology
-from ansible_collections.ascend.sglang.plugins.plugin_utils._import_script import (
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _planner, _profile, _topology
+from ansible_collections.ascend.sglang.plugins.plugin_utils.importer._import_script import (
     HostRun, Launch, Layout, bench_argv, flag_groups, substitute_placeholders)
 
 # The January documents' profiles (the seeds' sections); the current pages' are checked against the pages

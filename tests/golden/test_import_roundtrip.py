@@ -16,8 +16,9 @@ import pytest
 import yaml
 
 import seeddoc as sd
-from ansible_collections.ascend.sglang.plugins.plugin_utils import _import_output, _import_profile, _profile
-from ansible_collections.ascend.sglang.plugins.plugin_utils._import_doc import read_document
+from ansible_collections.ascend.sglang.plugins.plugin_utils.importer import _import_output, _import_profile
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _profile
+from ansible_collections.ascend.sglang.plugins.plugin_utils.importer._import_doc import read_document
 
 pytestmark = pytest.mark.skipif(sd.missing_reason() is not None, reason=str(sd.missing_reason()))
 

@@ -28,8 +28,9 @@ from typing import Any
 import pytest
 
 import seeddoc as sd
-from ansible_collections.ascend.sglang.plugins.module_utils import _bench
-from ansible_collections.ascend.sglang.plugins.plugin_utils import _bench_verdict, _profile
+from ansible_collections.ascend.sglang.plugins.module_utils.bench import _bench
+from ansible_collections.ascend.sglang.plugins.plugin_utils.report import _bench_verdict
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _profile
 
 ALIASES = {"deepseek_r1_pd32"}
 # The January documents publish figures; the current pages publish none (their profiles have a summary row only).

@@ -7,7 +7,7 @@ import re
 
 from seeddoc import SEEDS_DIR
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils._releases import load_release_tables
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._releases import load_release_tables
 
 
 def documented_packages() -> tuple[dict[str, str], str]:

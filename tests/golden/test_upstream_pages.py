@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils import _import_profile
-from ansible_collections.ascend.sglang.plugins.plugin_utils._import_doc import ImportRefusal, read_document
+from ansible_collections.ascend.sglang.plugins.plugin_utils.importer import _import_profile
+from ansible_collections.ascend.sglang.plugins.plugin_utils.importer._import_doc import ImportRefusal, read_document
 
 RECORD = yaml.safe_load((Path(__file__).with_name("upstream_pages.yml")).read_text(encoding="utf-8"))
 PAGES = os.environ.get("SGLANG_UPSTREAM_PAGES")

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.ascend.sglang.plugins.module_utils._host_probe import observe_governors
+from ansible_collections.ascend.sglang.plugins.module_utils.collect._host_probe import observe_governors
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils import _watchdog as watchdog
-from ansible_collections.ascend.sglang.plugins.plugin_utils._planner import plan
-from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import load_profile
-from ansible_collections.ascend.sglang.plugins.plugin_utils._topology import build_inventory
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _watchdog as watchdog
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import plan
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import load_profile
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._topology import build_inventory
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent

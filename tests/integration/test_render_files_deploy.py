@@ -78,7 +78,7 @@ def test_deploy_mode_writes_reports_and_restarts_like_the_template_tasks(tmp_pat
         want.update({f"etc/{SERVICE['name']}.secrets": 0o600, f"etc/{OTHER['name']}.secrets": 0o600})
     assert modes == want
     assert first["watched"] == [SERVICE["name"]] and first["daemon_reload"]
-    # Each unit records the files it starts from (module_utils/_started.py): the program its ExecStartPre runs is
+    # Each unit records the files it starts from (module_utils/files/_started.py): the program its ExecStartPre runs is
     # the one placed here. No systemd here: nothing runs, nothing is pending.
     unit = (tmp_path / "systemd" / f"{SERVICE['name']}.service").read_text()
     assert (f"ExecStartPre=-{tmp_path}/libexec/sglang_record_start.sh /run/sglang/{SERVICE['name']}.service.started "

@@ -3,7 +3,7 @@
 Two stand-in servers (tests/standins, prefill and decode) and the real router (installed by
 tests/validation/setup_parsers.sh under .cache/parsers/router-0.3.0) listen on 127.0.0.1 only. The module
 takes the prefill worker out and puts it back, twelve times over. The router itself fails a share of these
-changes, more of them the busier the machine (see plugins/module_utils/_router_workers.py), some after the change took
+changes, more of them the busier the machine (see plugins/module_utils/http/_router_workers.py), some after the change took
 effect. What must hold whatever the share: every change ends in the wanted state, every job failure the
 router logs is one the module reported (it waits for each of its jobs to settle), and the router still
 routes requests to the worker at the end.

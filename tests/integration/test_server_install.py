@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.ascend.sglang.plugins.module_utils._host_probe import runtime_stack
-from ansible_collections.ascend.sglang.plugins.plugin_utils._releases import load_release_tables
-from ansible_collections.ascend.sglang.plugins.module_utils._server_stack import check
+from ansible_collections.ascend.sglang.plugins.module_utils.collect._host_probe import runtime_stack
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._releases import load_release_tables
+from ansible_collections.ascend.sglang.plugins.module_utils.checks._server_stack import check
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent

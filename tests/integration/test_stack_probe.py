@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.ascend.sglang.plugins.module_utils._findings import Context
-from ansible_collections.ascend.sglang.plugins.module_utils._host_probe import observe, observe_toolkit, runtime_stack
-from ansible_collections.ascend.sglang.plugins.module_utils._preflight import check_host, requirements
-from ansible_collections.ascend.sglang.plugins.plugin_utils._planner import plan
-from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import load_profile
-from ansible_collections.ascend.sglang.plugins.plugin_utils._releases import load_release_tables
-from ansible_collections.ascend.sglang.plugins.plugin_utils._topology import build_inventory
+from ansible_collections.ascend.sglang.plugins.module_utils.checks._findings import Context
+from ansible_collections.ascend.sglang.plugins.module_utils.collect._host_probe import observe, observe_toolkit, runtime_stack
+from ansible_collections.ascend.sglang.plugins.module_utils.checks._preflight import check_host, requirements
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import plan
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import load_profile
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._releases import load_release_tables
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._topology import build_inventory
 
 ROOT = Path(__file__).resolve().parents[2]
 STANDINS = ROOT / "tests" / "standins"

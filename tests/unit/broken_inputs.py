@@ -1,7 +1,7 @@
 """The broken-input table: inventories, profiles and overrides the plan refuses, each with the exact text of
 its refusal (the group, host and variable at fault, and what is wrong).
 
-Every case runs through the plan's inputs as Ansible gives them (plugins/plugin_utils/_inputs.py: the
+Every case runs through the plan's inputs as Ansible gives them (plugins/plugin_utils/plan/_inputs.py: the
 inventory's all-vars reach every host and the play, group vars and host vars only their hosts) in the unit
 test tests/unit/plugins/plugin_utils/test_refused_inputs.py; a few run end to end through ansible-playbook
 in tests/integration/test_broken_inputs.py.
@@ -204,7 +204,7 @@ def rename_host(group: str, old: str, new: str) -> Callable[[dict], None]:
     return lambda c: c["groups"][group].__setitem__(new, c["groups"][group].pop(old))
 
 
-# The input contract (plugins/plugin_utils/_contract.py), class by class.
+# The input contract (plugins/plugin_utils/plan/_contract.py), class by class.
 CONTRACT_CASES = [
     # The worst: values that would have run as code or added systemd directives.
     ("env name with a trailing newline", with_(MIXED, override("mixed", "env", {"NAME\n": "1"})),
@@ -397,7 +397,7 @@ def groupvar(group: str, name: str, value: Any) -> Callable[[dict], None]:
     return lambda c: c.setdefault("group_vars", {}).setdefault(group, {}).__setitem__(name, value)
 
 
-# Every variable goes through the settings table (plugins/plugin_utils/_settings.py), class by class.
+# Every variable goes through the settings table (plugins/plugin_utils/plan/_settings.py), class by class.
 TABLE_CASES = [
     # Names the table does not hold: refused with the nearest known name, never silently ignored.
     ("misspelled host variable", with_(PD32, hostvar("decode", "d0", "sglang_hostip", "10.9.2.1")),

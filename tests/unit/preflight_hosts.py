@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ansible_collections.ascend.sglang.plugins.module_utils._findings import Context
-from ansible_collections.ascend.sglang.plugins.module_utils._npu_smi import parse_npu_smi_info
-from ansible_collections.ascend.sglang.plugins.module_utils._preflight import requirements
+from ansible_collections.ascend.sglang.plugins.module_utils.checks._findings import Context
+from ansible_collections.ascend.sglang.plugins.module_utils.npu._npu_smi import parse_npu_smi_info
+from ansible_collections.ascend.sglang.plugins.module_utils.checks._preflight import requirements
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "npu_smi"
 PD32 = "deepseek_r1_a3_32c_pd_6k_1k6_20ms"        # 2 x 1-node prefill (store on prefill0), 2-node decode, router

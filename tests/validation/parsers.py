@@ -11,7 +11,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = ROOT / ".cache" / "parsers"
 # The collection's own probe: the import's validation runs the same file.
-SCRIPT = ROOT / "plugins" / "plugin_utils" / "_parser_probe.py"
+SCRIPT = ROOT / "plugins" / "plugin_utils" / "importer" / "_parser_probe.py"
 
 
 def available(kind: str, release: str) -> bool:

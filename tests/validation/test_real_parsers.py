@@ -14,8 +14,8 @@ import yaml
 
 import parsers
 import test_golden as golden
-from ansible_collections.ascend.sglang.plugins.plugin_utils import _packing, _planner, _profile
-from ansible_collections.ascend.sglang.plugins.plugin_utils._releases import load_release_tables
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _packing, _planner, _profile
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._releases import load_release_tables
 
 TABLES = load_release_tables()
 PROFILES = [p for p in _profile.available_profiles() if p not in golden.ALIASES]
@@ -151,7 +151,7 @@ def test_router_commands_parse_with_every_router_release(release: str) -> None:
 
 
 def _topology_fleet(router_release: str):
-    from ansible_collections.ascend.sglang.plugins.plugin_utils._topology import build_inventory
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._topology import build_inventory
 
     groups = {"mixed": ["m0", "m1", "m2"], "router": ["r0"]}
     hostvars = {f"m{i}": {"sglang_host_ip": f"10.0.3.{i + 1}"} for i in range(3)}

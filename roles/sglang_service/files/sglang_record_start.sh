@@ -5,7 +5,7 @@
 # RECORD gets "invocation <this start's INVOCATION_ID>", then "<sha256>  <path>" per FILE ("-  <path>" when it
 # is missing), written whole (a temporary file renamed over it), readable by root only: it holds digests of
 # secret files. The deployment, status and doctor compare it with the files on disk
-# (plugins/module_utils/_started.py): a unit whose files changed after its start has a restart pending.
+# (plugins/module_utils/files/_started.py): a unit whose files changed after its start has a restart pending.
 # POSIX sh and coreutils only: it runs on every host before anything else of the service.
 set -u
 record=$1

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.ascend.sglang.plugins.module_utils._bench import (
+from ansible_collections.ascend.sglang.plugins.module_utils.bench._bench import (
     BenchParseError, apply_overrides, command, parse_all, parse_result,
 )
 

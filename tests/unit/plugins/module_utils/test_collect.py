@@ -1,11 +1,12 @@
-"""A host's part of the failure bundle (module_utils/_collect.py): every secret taken out on the host, bounded
+"""A host's part of the failure bundle (module_utils/collect/_collect.py): every secret taken out on the host, bounded
 texts, and what could not be collected listed with its reason. Commands and files are injected. Pure Python."""
 
 from __future__ import annotations
 
 import json
 
-from ansible_collections.ascend.sglang.plugins.module_utils import _collect, _deploy_record
+from ansible_collections.ascend.sglang.plugins.module_utils.collect import _collect
+from ansible_collections.ascend.sglang.plugins.module_utils.files import _deploy_record
 
 SECRET = "sk-live-5f0a9c1e77"
 HF = "hf_AbCdEf0123456789"

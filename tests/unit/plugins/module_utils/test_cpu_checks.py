@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.ascend.sglang.plugins.module_utils._npu_topo import format_cpu_list, parse_topo
-from ansible_collections.ascend.sglang.plugins.module_utils._preflight import check_host
-from ansible_collections.ascend.sglang.plugins.plugin_utils._planner import plan
-from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import load_profile
-from ansible_collections.ascend.sglang.plugins.plugin_utils._topology import build_inventory
+from ansible_collections.ascend.sglang.plugins.module_utils.npu._npu_topo import format_cpu_list, parse_topo
+from ansible_collections.ascend.sglang.plugins.module_utils.checks._preflight import check_host
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import plan
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import load_profile
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._topology import build_inventory
 from ansible_collections.ascend.sglang.tests.unit.preflight_hosts import A2_MIXED, FIXTURES, ctx_of, healthy
 
 TOPO = {str(n): format_cpu_list(c) for n, c in parse_topo((FIXTURES / "topo_a2_910b3_x8.txt").read_text()).items()}

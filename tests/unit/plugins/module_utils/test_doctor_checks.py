@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.ascend.sglang.plugins.module_utils._preflight import check_host, requirements
+from ansible_collections.ascend.sglang.plugins.module_utils.checks._preflight import check_host, requirements
 from ansible_collections.ascend.sglang.tests.unit.plans import make_plan
 from ansible_collections.ascend.sglang.tests.unit.preflight_hosts import PD32, ctx_of, healthy, only, problems
 
@@ -38,7 +38,7 @@ def test_doctor_service_states_and_health(pd32):
 
 
 def test_doctor_reports_a_restart_pending(pd32):
-    """A running service whose start record differs from its files (module_utils/_started.py) is a warning that
+    """A running service whose start record differs from its files (module_utils/files/_started.py) is a warning that
     names the unit, the reason and the files, and how to heal it; one that runs its files is ok."""
     profile, p = pd32
     ctx = ctx_of(profile, p, mode="doctor")

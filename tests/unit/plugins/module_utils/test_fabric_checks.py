@@ -1,7 +1,7 @@
-"""A host's own fabric, NPU health, weights and ping findings (module_utils/_fabric_checks.py) from observations
-shaped as module_utils/_fabric.py and _weights.py make them, and those observations made for real: hccn_tool and
-npu-smi stand-ins (tests/standins) queried through module_utils/_fabric.py, a model directory on disk read by
-module_utils/_weights.py (with its digest cache)."""
+"""A host's own fabric, NPU health, weights and ping findings (module_utils/checks/_fabric_checks.py) from observations
+shaped as module_utils/npu/_fabric.py and _weights.py make them, and those observations made for real: hccn_tool and
+npu-smi stand-ins (tests/standins) queried through module_utils/npu/_fabric.py, a model directory on disk read by
+module_utils/checks/_weights.py (with its digest cache)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.ascend.sglang.plugins.module_utils import _fabric, _weights
-from ansible_collections.ascend.sglang.plugins.module_utils._fabric_checks import (
+from ansible_collections.ascend.sglang.plugins.module_utils.npu import _fabric
+from ansible_collections.ascend.sglang.plugins.module_utils.checks import _weights
+from ansible_collections.ascend.sglang.plugins.module_utils.checks._fabric_checks import (
     check_health, check_nics, check_pings, check_weights, span,
 )
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.ascend.sglang.plugins.module_utils._hccn import (
+from ansible_collections.ascend.sglang.plugins.module_utils.npu._hccn import (
     device_query, is_busy, parse_hccn_conf, parse_ip, parse_link, parse_net_health, parse_ping, parse_tls,
 )
 

@@ -3,7 +3,7 @@ no host."""
 
 from __future__ import annotations
 
-from ansible_collections.ascend.sglang.plugins.module_utils._health_wait import wait_target
+from ansible_collections.ascend.sglang.plugins.module_utils.http._health_wait import wait_target
 
 
 def test_wait_target_readiness_health_or_unit() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import stat
 
-from ansible_collections.ascend.sglang.plugins.module_utils import _host_probe
+from ansible_collections.ascend.sglang.plugins.module_utils.collect import _host_probe
 
 # npu-smi info -t health -i 3 -c 0 (tests/fixtures/npu_smi, the layout of the real tool's source)
 HEALTH = "\tHealth Status                  : OK\n\tError Code                     : NA\n"

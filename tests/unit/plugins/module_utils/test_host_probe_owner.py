@@ -7,7 +7,7 @@ import io
 
 import pytest
 
-from ansible_collections.ascend.sglang.plugins.module_utils import _host_probe
+from ansible_collections.ascend.sglang.plugins.module_utils.collect import _host_probe
 
 CID = "ba03ded7ec0332d0d4d804ab18216c4d23e0d0401c4d5b0fb677d36e2d1e9f6e"
 OTHER = "f4513daa7876887073ffad8d564bb999e67069fae6a17667ece4b1774f41efa6"

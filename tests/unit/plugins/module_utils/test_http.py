@@ -11,8 +11,8 @@ import urllib.request
 
 import pytest
 
-from ansible_collections.ascend.sglang.plugins.module_utils._host_probe import http_status
-from ansible_collections.ascend.sglang.plugins.module_utils._http import Answer, http_get
+from ansible_collections.ascend.sglang.plugins.module_utils.collect._host_probe import http_status
+from ansible_collections.ascend.sglang.plugins.module_utils.http._http import Answer, http_get
 
 
 class _Endpoints(http.server.BaseHTTPRequestHandler):

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.ascend.sglang.plugins.module_utils._findings import Context
-from ansible_collections.ascend.sglang.plugins.module_utils._preflight import check_host, requirements
+from ansible_collections.ascend.sglang.plugins.module_utils.checks._findings import Context
+from ansible_collections.ascend.sglang.plugins.module_utils.checks._preflight import check_host, requirements
 from ansible_collections.ascend.sglang.tests.unit.plans import make_plan
 from ansible_collections.ascend.sglang.tests.unit.preflight_hosts import A2_MIXED, PD32, ctx_of, healthy, only, problems
 
@@ -159,9 +159,9 @@ def test_each_packed_replica_is_checked_on_its_own_slice_and_ports():
     """Dense packing (sglang_instances_per_host: 2 on the A2 4-of-8 profile): a foreign process on one NPU of replica
     1's slice fails replica 1 only, naming that device; replica 0's own process on its slice is not foreign; a
     foreign listener on replica 1's port fails replica 1's port check only."""
-    from ansible_collections.ascend.sglang.plugins.plugin_utils._planner import plan
-    from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import load_profile
-    from ansible_collections.ascend.sglang.plugins.plugin_utils._topology import build_inventory
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import plan
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import load_profile
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._topology import build_inventory
 
     profile = load_profile(A2_MIXED)
     inventory = build_inventory(

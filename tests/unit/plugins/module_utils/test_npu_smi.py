@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.ascend.sglang.plugins.module_utils._npu_smi import (
+from ansible_collections.ascend.sglang.plugins.module_utils.npu._npu_smi import (
     compare_versions, driver_version, normalize_release, parse_health, parse_install_info, parse_npu_smi_info,
     toolkit_version,
 )

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.ascend.sglang.plugins.module_utils._npu_topo import format_cpu_list, parse_cpu_list, parse_topo
+from ansible_collections.ascend.sglang.plugins.module_utils.npu._npu_topo import format_cpu_list, parse_cpu_list, parse_topo
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "npu_smi"
 

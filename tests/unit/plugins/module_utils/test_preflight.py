@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.ascend.sglang.plugins.module_utils._preflight import check_host, requirements
+from ansible_collections.ascend.sglang.plugins.module_utils.checks._preflight import check_host, requirements
 from ansible_collections.ascend.sglang.tests.unit.plans import make_plan
 from ansible_collections.ascend.sglang.tests.unit.preflight_hosts import A2_MIXED, PD32, ctx_of, healthy, problems
 
@@ -62,7 +62,7 @@ def test_runtime_installed_by_the_roles_is_not_checked_before_start():
     """With sglang_server_install the role installs the runtime after preflight: no probe, no failure."""
     import dataclasses as _dc
 
-    from ansible_collections.ascend.sglang.plugins.module_utils import _preflight as pf
+    from ansible_collections.ascend.sglang.plugins.module_utils.checks import _preflight as pf
 
     argv = ["/opt/sglang/bin/python3", "-m", "sglang.launch_server"]
     host_plan = {"services": [{"name": "sglang-mixed-i0-r0", "role": "mixed", "argv": argv, "python": argv[0]}]}

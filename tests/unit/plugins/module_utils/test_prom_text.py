@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from ansible_collections.ascend.sglang.plugins.module_utils._prom_text import (
+from ansible_collections.ascend.sglang.plugins.module_utils.collect._prom_text import (
     MAX_ERRORS, Sample, parse_text, sample_sum, server_load,
 )
 

@@ -1,4 +1,4 @@
-"""Bringing a router's workers to a state (module_utils/_router_converge.py), against a scripted stand-in of
+"""Bringing a router's workers to a state (module_utils/http/_router_converge.py), against a scripted stand-in of
 sglang-router 0.3.0's worker API that fails jobs as the real one does (a failure before the change took effect,
 an addition listed before its last steps failed). The real router: tests/integration/test_router_worker.py.
 Pure Python; the stand-in answers at once, so every wait ends at its first poll."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.ascend.sglang.plugins.module_utils._router_converge import RouterGaveUp, converge
+from ansible_collections.ascend.sglang.plugins.module_utils.http._router_converge import RouterGaveUp, converge
 
 PREFILL = {"url": "http://10.0.0.11:8000", "worker_type": "prefill", "bootstrap_port": 8998}
 DECODE = {"url": "http://10.0.0.13:8001", "worker_type": "decode", "bootstrap_port": None}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.ascend.sglang.plugins.module_utils._router_workers import (
+from ansible_collections.ascend.sglang.plugins.module_utils.http._router_workers import (
     find_worker, job_failure, job_settled, worker_body,
 )
 

@@ -10,11 +10,11 @@ import json
 
 import pytest
 
-from ansible_collections.ascend.sglang.plugins.module_utils import _server_stack
-from ansible_collections.ascend.sglang.plugins.module_utils._findings import Context
-from ansible_collections.ascend.sglang.plugins.module_utils._preflight import check_host, requirements
-from ansible_collections.ascend.sglang.plugins.plugin_utils._preflight_report import render_table
-from ansible_collections.ascend.sglang.plugins.plugin_utils._releases import load_release_tables
+from ansible_collections.ascend.sglang.plugins.module_utils.checks import _server_stack
+from ansible_collections.ascend.sglang.plugins.module_utils.checks._findings import Context
+from ansible_collections.ascend.sglang.plugins.module_utils.checks._preflight import check_host, requirements
+from ansible_collections.ascend.sglang.plugins.plugin_utils.report._preflight_report import render_table
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._releases import load_release_tables
 from ansible_collections.ascend.sglang.tests.unit.plans import make_plan
 
 TABLE = load_release_tables()["sglang"]

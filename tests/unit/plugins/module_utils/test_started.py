@@ -1,4 +1,4 @@
-"""A unit's start record against its files (module_utils/_started.py), with the real record program
+"""A unit's start record against its files (module_utils/files/_started.py), with the real record program
 (roles/sglang_service/files/sglang_record_start.sh) writing the records: what it writes is what the judgement
 reads. No systemd: the unit's state is given as `systemctl show` reports it."""
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.ascend.sglang.plugins.module_utils._started import (
+from ansible_collections.ascend.sglang.plugins.module_utils.files._started import (
     PROPERTIES, check_units, judge, parse_record, parse_show_many, pending_rows, record_path,
 )
 
@@ -116,7 +116,7 @@ def test_one_systemctl_call_for_every_unit(tmp_path, files, monkeypatch) -> None
         calls.append(argv)
         return 0, show, ""
 
-    monkeypatch.setattr("ansible_collections.ascend.sglang.plugins.module_utils._started.read_record",
+    monkeypatch.setattr("ansible_collections.ascend.sglang.plugins.module_utils.files._started.read_record",
                         lambda unit: record(tmp_path, files) if unit == "a.service" else None)
     got = check_units(["a.service", "b.service"], run, "/bin/systemctl")
     assert calls == [["/bin/systemctl", "show", "--property=" + PROPERTIES, "--", "a.service", "b.service"]]
@@ -155,7 +155,7 @@ def test_systemd_without_invocation_ids_compares_the_files(tmp_path, files) -> N
 
 def test_files_the_units_share_are_hashed_once(tmp_path, files, monkeypatch) -> None:
     """cann_env.sh is in the record of every service of a host: one sha256 per file and call, not per unit."""
-    module = "ansible_collections.ascend.sglang.plugins.module_utils._started"
+    module = "ansible_collections.ascend.sglang.plugins.module_utils.files._started"
     show = "ActiveState=active\nInvocationID=0a1b\nNeedDaemonReload=no\nLoadState=loaded\n\n" * 2
     text = record(tmp_path, files)
     monkeypatch.setattr(f"{module}.read_record", lambda unit: text)

@@ -3,7 +3,7 @@ host."""
 
 from __future__ import annotations
 
-from ansible_collections.ascend.sglang.plugins.module_utils._unit_show import parse_systemctl_show, uptime_seconds
+from ansible_collections.ascend.sglang.plugins.module_utils.files._unit_show import parse_systemctl_show, uptime_seconds
 
 
 def test_systemctl_show_and_uptime() -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.ascend.sglang.plugins.module_utils._unit_show import parse_systemctl_show
-from ansible_collections.ascend.sglang.plugins.module_utils._units import PROPERTIES, bad_names, unit_actions, units_to_stop
+from ansible_collections.ascend.sglang.plugins.module_utils.files._unit_show import parse_systemctl_show
+from ansible_collections.ascend.sglang.plugins.module_utils.files._units import PROPERTIES, bad_names, unit_actions, units_to_stop
 
 RUNNING = {"LoadState": "loaded", "ActiveState": "active", "UnitFileState": "enabled"}
 

@@ -1,4 +1,4 @@
-"""The host side of the one-transfer wheelhouse copy (module_utils/_wheelhouse.py): which files differ by size and
+"""The host side of the one-transfer wheelhouse copy (module_utils/files/_wheelhouse.py): which files differ by size and
 modification time, and an archive placed only when its members are exactly the wanted regular files."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import tarfile
 
 import pytest
 
-from ansible_collections.ascend.sglang.plugins.module_utils._wheelhouse import (
+from ansible_collections.ascend.sglang.plugins.module_utils.files._wheelhouse import (
     ArchiveError, check_name, differing, unpack)
 
 

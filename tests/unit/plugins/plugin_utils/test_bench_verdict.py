@@ -7,10 +7,10 @@ import struct
 import zlib
 from pathlib import Path
 
-from ansible_collections.ascend.sglang.plugins.module_utils._bench import command, parse_result
-from ansible_collections.ascend.sglang.plugins.plugin_utils._bench_verdict import evaluate, figures, render_table
-from ansible_collections.ascend.sglang.plugins.plugin_utils._png import FONT, bench_chart, encode_png
-from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import available_profiles, load_profile
+from ansible_collections.ascend.sglang.plugins.module_utils.bench._bench import command, parse_result
+from ansible_collections.ascend.sglang.plugins.plugin_utils.report._bench_verdict import evaluate, figures, render_table
+from ansible_collections.ascend.sglang.plugins.plugin_utils.report._png import FONT, bench_chart, encode_png
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import available_profiles, load_profile
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "bench"
 # The plan's bench.flags of the documented command.

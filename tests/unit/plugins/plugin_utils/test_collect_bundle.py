@@ -1,4 +1,4 @@
-"""The failure bundle on the controller (plugin_utils/_collect_bundle.py): a host that gave nothing is listed with
+"""The failure bundle on the controller (plugin_utils/forensics/_collect_bundle.py): a host that gave nothing is listed with
 the reason, the plan goes in without secrets, the archive and its members are owner-only. Pure Python."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import tarfile
 
 import pytest
 
-from ansible_collections.ascend.sglang.plugins.module_utils._collect import REDACTED, Redactor
-from ansible_collections.ascend.sglang.plugins.plugin_utils import _collect_bundle as bundle
+from ansible_collections.ascend.sglang.plugins.module_utils.collect._collect import REDACTED, Redactor
+from ansible_collections.ascend.sglang.plugins.plugin_utils.forensics import _collect_bundle as bundle
 
 SERVICE = {"name": "sglang-prefill-i0-r0", "role": "prefill",
            "env": {"HF_TOKEN": "hf_plan_token_1", "HCCL_BUFFSIZE": "1200"},

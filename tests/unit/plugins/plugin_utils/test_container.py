@@ -7,12 +7,12 @@ import subprocess
 
 import pytest
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils import _container as container
-from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector, PlanError
-from ansible_collections.ascend.sglang.plugins.plugin_utils._planner import plan
-from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import load_profile
-from ansible_collections.ascend.sglang.plugins.plugin_utils._releases import load_release_tables
-from ansible_collections.ascend.sglang.plugins.plugin_utils._topology import build_inventory
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _container as container
+from ansible_collections.ascend.sglang.plugins.plugin_utils.core._errors import Collector, PlanError
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import plan
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import load_profile
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._releases import load_release_tables
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._topology import build_inventory
 
 A3_IMAGE = "lmsysorg/sglang:cann8.3.rc2-a3-release20260106"
 

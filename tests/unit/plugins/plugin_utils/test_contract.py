@@ -1,14 +1,14 @@
-"""The input contract (plugins/plugin_utils/_contract.py): pure Python, no Ansible."""
+"""The input contract (plugins/plugin_utils/plan/_contract.py): pure Python, no Ansible."""
 
 from __future__ import annotations
 
 import pytest
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils import _contract as contract
-from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector, PlanError
-from ansible_collections.ascend.sglang.plugins.plugin_utils._planner import plan
-from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import load_profile
-from ansible_collections.ascend.sglang.plugins.plugin_utils._topology import build_inventory
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _contract as contract
+from ansible_collections.ascend.sglang.plugins.plugin_utils.core._errors import Collector, PlanError
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import plan
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import load_profile
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._topology import build_inventory
 
 PD32 = "deepseek_r1_a3_32c_pd_6k_1k6_20ms"
 MIXED_2NODE = "qwen3_480b_a3_16c_mixed_3k5_1k5_50ms"

@@ -8,7 +8,7 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils import _diagnosis
+from ansible_collections.ascend.sglang.plugins.plugin_utils.forensics import _diagnosis
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "failure_logs")
 TABLE = _diagnosis.load()

@@ -1,11 +1,11 @@
-"""The preflight checks that compare hosts (plugin_utils/_fleet_checks.py): the ping plan of the documented layouts
+"""The preflight checks that compare hosts (plugin_utils/rollout/_fleet_checks.py): the ping plan of the documented layouts
 (it grows linearly with the fleet), the TLS rule across hosts and the weights comparison. Pure Python on real plans."""
 
 from __future__ import annotations
 
 import pytest
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils._fleet_checks import (
+from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._fleet_checks import (
     links, ping_plan, tls_findings, weights_findings,
 )
 

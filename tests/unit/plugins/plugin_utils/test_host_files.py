@@ -1,4 +1,4 @@
-"""The one file list of a host (plugin_utils/_host_files.py) and the atomic placement (module_utils/_atomic_files.py)
+"""The one file list of a host (plugin_utils/targets/_host_files.py) and the atomic placement (module_utils/files/_atomic_files.py)
 shared by deployment and render mode."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import stat
 
 import pytest
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils._host_files import host_files
-from ansible_collections.ascend.sglang.plugins.module_utils._atomic_files import place_all
+from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._host_files import host_files
+from ansible_collections.ascend.sglang.plugins.module_utils.files._atomic_files import place_all
 
 from tests.unit.plans import make_plan
 
@@ -51,7 +51,7 @@ def test_deployment_lists_every_file_of_a_role_and_keeps_env_out_of_the_other_fi
 
 
 def test_every_unit_records_the_files_it_starts_from() -> None:
-    """The start record of each unit (module_utils/_started.py) lists every file that defines what it runs."""
+    """The start record of each unit (module_utils/files/_started.py) lists every file that defines what it runs."""
     name = DECODE["name"]
     files = {(f.kind, f.service): f for f in host_files(HOST, {"etc_dir": "/e", "libexec_dir": "/l", "systemd_dir": "/s"},
                                                         secrets={"decode": {"--api-key": "k"}})}

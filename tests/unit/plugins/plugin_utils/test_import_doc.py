@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils._import_doc import (
+from ansible_collections.ascend.sglang.plugins.plugin_utils.importer._import_doc import (
     ImportRefusal, as_printed, detect_form, document_id, parse_meta, read_document, result_lines)
 from ansible_collections.ascend.sglang.tests.unit.import_pages import MDX, cells_table
 

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils import _import_output, _planner, _profile, _topology
-from ansible_collections.ascend.sglang.plugins.plugin_utils._import_doc import ImportRefusal, read_document
+from ansible_collections.ascend.sglang.plugins.plugin_utils.importer import _import_output
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _planner, _profile, _topology
+from ansible_collections.ascend.sglang.plugins.plugin_utils.importer._import_doc import ImportRefusal, read_document
 from ansible_collections.ascend.sglang.tests.unit.import_pages import MDX, MDX_PIPES, cells_table
-from ansible_collections.ascend.sglang.plugins.plugin_utils._import_profile import (
+from ansible_collections.ascend.sglang.plugins.plugin_utils.importer._import_profile import (
     Curation, curations_by_section, dataset_slug, import_document, import_section)
 
 TABLE = cells_table(("Demo-R1", "Atlas 800I A3", "32", "PD Separation", "2K-1K", "W8A8", "20.10", "40.000"),
@@ -371,7 +372,7 @@ def test_a_configuration_the_page_repeats_under_another_title_is_one_profile() -
 
 def test_a_script_that_fails_in_bash_quotes_its_own_line() -> None:
     """bash numbers the lines of the temporary script it ran; the refusal quotes the document's text instead."""
-    from ansible_collections.ascend.sglang.plugins.plugin_utils._import_script import run_script
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.importer._import_script import run_script
 
     with pytest.raises(ImportRefusal) as refused:
         run_script("export A=1\nexport B=$((8998/0))\nexport C=3", "192.0.2.1", "000_demo.txt section S")

@@ -1,4 +1,4 @@
-"""The import's validation with a parser (plugin_utils/_import_validate.py), the probe's answers given by the test:
+"""The import's validation with a parser (plugin_utils/importer/_import_validate.py), the probe's answers given by the test:
 which commands go to which release, and how every answer of the probe is reported.  The real parsers run in
 tests/integration/test_import_playbook.py."""
 
@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils import _import_validate as v
-from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import load_profile
+from ansible_collections.ascend.sglang.plugins.plugin_utils.importer import _import_validate as v
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import load_profile
 
 PD32 = load_profile("deepseek_r1_pd32")
 MIXED = load_profile("qwen3_30b_a3_1c_mixed_3k5_1k5_50ms")

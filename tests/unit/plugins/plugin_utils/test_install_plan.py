@@ -1,4 +1,4 @@
-"""What sglang_server_install installs (plugins/plugin_utils/_install.py): the reference stack's pins, the
+"""What sglang_server_install installs (plugins/plugin_utils/targets/_install.py): the reference stack's pins, the
 wheels the wheelhouse must hold (checked on the controller, each missing one named), and the sglang
 wheel's requirements left out; plus the host-side script listing sglang's other requirements."""
 
@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils._install import install_plan, wheel_of
+from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._install import install_plan, wheel_of
 
 ROOT = Path(__file__).resolve().parents[4]
 REQUIREMENTS_SCRIPT = ROOT / "roles" / "sglang_service" / "files" / "sglang_requirements.py"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils._instances import (
+from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._instances import (
     batch_size, failed_items, instances, restart_batches, routers, without_env,
 )
 from ansible_collections.ascend.sglang.tests.unit.planned_fleets import PD, PD_RUST, MIXED

@@ -15,11 +15,11 @@ import re
 import pytest
 import yaml
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils._k8s_manifests import dump
-from ansible_collections.ascend.sglang.plugins.plugin_utils import _k8s_export
-from ansible_collections.ascend.sglang.plugins.plugin_utils._planner import plan
-from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import available_profiles, load_profile
-from ansible_collections.ascend.sglang.plugins.plugin_utils._topology import build_inventory
+from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._k8s_manifests import dump
+from ansible_collections.ascend.sglang.plugins.plugin_utils.targets import _k8s_export
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import plan
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import available_profiles, load_profile
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._topology import build_inventory
 from k8s_objects import INDEX_VAR, LEADER_VAR, leader_dns, pod_templates
 
 DOCUMENTED = [pid for pid in available_profiles() if load_profile(pid).id == pid]

@@ -1,4 +1,4 @@
-"""The Kubernetes export's values and refusals (no Ansible): plugin_utils/_k8s_export.py and _k8s_manifests.py."""
+"""The Kubernetes export's values and refusals (no Ansible): plugin_utils/targets/_k8s_export.py and _k8s_manifests.py."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils import _k8s_export
-from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import PlanError
-from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import load_profile
+from ansible_collections.ascend.sglang.plugins.plugin_utils.targets import _k8s_export
+from ansible_collections.ascend.sglang.plugins.plugin_utils.core._errors import PlanError
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import load_profile
 from k8s_objects import pod_templates
 
 MODEL = {"sglang_model_path": "/models/m", "sglang_draft_model_path": "/models/draft"}

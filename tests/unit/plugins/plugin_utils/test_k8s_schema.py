@@ -9,9 +9,9 @@ import copy
 import pytest
 import yaml
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils._k8s_manifests import dump
-from ansible_collections.ascend.sglang.plugins.plugin_utils import _k8s_export
-from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import available_profiles, load_profile
+from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._k8s_manifests import dump
+from ansible_collections.ascend.sglang.plugins.plugin_utils.targets import _k8s_export
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import available_profiles, load_profile
 from k8s_objects import pod_templates
 from k8s_schema import as_pod, core_problems, custom_problems, unknown_fields, crd_schema
 

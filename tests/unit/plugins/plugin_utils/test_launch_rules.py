@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector
-from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import available_profiles, load_profile
-from ansible_collections.ascend.sglang.plugins.plugin_utils._launch_rules import check_role, dispatch_tokens_needed
+from ansible_collections.ascend.sglang.plugins.plugin_utils.core._errors import Collector
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import available_profiles, load_profile
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._launch_rules import check_role, dispatch_tokens_needed
 
 
 @pytest.mark.parametrize("pid", available_profiles())

@@ -17,11 +17,12 @@ import pytest
 import yaml
 from local import BUCKETS
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils import _monitoring
-from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import PlanError
-from ansible_collections.ascend.sglang.plugins.plugin_utils._planner import plan
-from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import load_profile
-from ansible_collections.ascend.sglang.plugins.plugin_utils._topology import build_inventory
+from ansible_collections.ascend.sglang.plugins.plugin_utils.targets import _monitoring
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _metrics
+from ansible_collections.ascend.sglang.plugins.plugin_utils.core._errors import PlanError
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import plan
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import load_profile
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._topology import build_inventory
 
 PD_RUST = "deepseek_r1_a3_32c_pd_6k_1k6_20ms"  # 2 x 1-node prefill, 1 x 2-node decode; TPOT 20 ms
 # The documented PD routers run the Python --mini-lb (no exporter); without it, the Rust router.
@@ -82,7 +83,7 @@ def test_metrics_off_leaves_the_documented_launches():
         assert b.argv + extra == a.argv
         assert b.metrics_url is None
     # The Rust router still listens on its own default exporter port: the clash checks keep counting it.
-    assert services(off, "router")[0].listens["metrics"] == _monitoring.ROUTER_DEFAULT_METRICS_PORT
+    assert services(off, "router")[0].listens["metrics"] == _metrics.ROUTER_DEFAULT_METRICS_PORT
     with pytest.raises(ValueError, match="sglang_metrics is false"):
         _monitoring.files(off.as_dict(), "/srv/prometheus")
 
@@ -140,7 +141,7 @@ def test_ttft_threshold_from_the_variable_the_published_mean_or_the_fallback():
     assert plan(load_profile(MIXED_2NODE), inventory(mixed=2, sglang_alert_ttft_p90_seconds=4)
                 ).monitoring["ttft_p90_seconds"] == 4.0
     fallback = plan(load_profile(QWEN35), inventory(mixed=1)).monitoring
-    assert fallback["ttft_p90_seconds"] == _monitoring.TTFT_FALLBACK_S
+    assert fallback["ttft_p90_seconds"] == _metrics.TTFT_FALLBACK_S
     assert "sglang_alert_ttft_p90_seconds" in fallback["ttft_source"]
 
 

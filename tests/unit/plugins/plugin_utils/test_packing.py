@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils import _packing
-from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import PlanError
-from ansible_collections.ascend.sglang.plugins.plugin_utils._planner import plan
-from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import NODE_DEVICES, available_profiles, load_profile
-from ansible_collections.ascend.sglang.plugins.plugin_utils._topology import build_inventory
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _packing
+from ansible_collections.ascend.sglang.plugins.plugin_utils.core._errors import PlanError
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import plan
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import NODE_DEVICES, available_profiles, load_profile
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._topology import build_inventory
 
 PROFILES = [load_profile(pid) for pid in available_profiles()]
 PACKABLE = [p for p in PROFILES if _packing.packable(p, "mixed")]

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils._planner import plan
-from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import (
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import plan
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import (
     FIRST_GENERATION, NODE_DEVICES, available_profiles, load_profile)
 from ansible_collections.ascend.sglang.tests.unit.plugins.plugin_utils.test_planner import flag, inventory, services
 

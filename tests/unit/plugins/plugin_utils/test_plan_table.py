@@ -1,13 +1,13 @@
-"""What will run where: the plan table plan.yml prints (plugins/plugin_utils/_plan_table.py)."""
+"""What will run where: the plan table plan.yml prints (plugins/plugin_utils/report/_plan_table.py)."""
 
 from __future__ import annotations
 
 import json
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils import _plan_table
-from ansible_collections.ascend.sglang.plugins.plugin_utils._planner import plan
-from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import load_profile
-from ansible_collections.ascend.sglang.plugins.plugin_utils._topology import build_inventory
+from ansible_collections.ascend.sglang.plugins.plugin_utils.report import _plan_table
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import plan
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import load_profile
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._topology import build_inventory
 
 PD32 = "deepseek_r1_pd32"
 MIXED_1NODE = "qwen3_32b_a3_2c_mixed_3k5_1k5_50ms"  # tp 4: NPUs 0-3

@@ -8,14 +8,14 @@ import pathlib
 import pytest
 import yaml
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector, PlanError
-from ansible_collections.ascend.sglang.plugins.plugin_utils._container import ServiceContainer, Settings
-from ansible_collections.ascend.sglang.plugins.plugin_utils._planner import (
+from ansible_collections.ascend.sglang.plugins.plugin_utils.core._errors import Collector, PlanError
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._container import ServiceContainer, Settings
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import (
     DEFAULT_WATCHDOG_PORT, PLAN_VERSION, Plan, bench_argv, plan, render_flags,
 )
-from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import available_profiles, load_profile
-from ansible_collections.ascend.sglang.plugins.plugin_utils._topology import build_inventory, host_facts
-from ansible_collections.ascend.sglang.plugins.plugin_utils._watchdog import Evidence, RankWatch, RouterWatch
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import available_profiles, load_profile
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._topology import build_inventory, host_facts
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._watchdog import Evidence, RankWatch, RouterWatch
 
 PD32 = "deepseek_r1_a3_32c_pd_6k_1k6_20ms"  # 2 x 1-node prefill, 1 x 2-node decode, router
 PD24 = "qwen3_235b_a3_24c_pd_3k5_1k5_50ms"  # EAGLE3 + expert location, 1 prefill, 2-node decode
@@ -542,7 +542,7 @@ def test_watchdog_port_default_is_the_roles_default():
 def test_ranks_of_one_instance_must_share_the_hccl_timeouts():
     """The inventory cannot set an env value per rank today; the rule guards the plan itself (a host-level override
     or a later feature would otherwise let ranks wait differently for their links)."""
-    from ansible_collections.ascend.sglang.plugins.plugin_utils._planner import HostPlan, Service, check_hccl_timeouts
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import HostPlan, Service, check_hccl_timeouts
 
     def rank(host, rank_, env):
         return Service(name=f"sglang-decode-i0-r{rank_}", role="decode", instance=0, node_rank=rank_, nnodes=2,

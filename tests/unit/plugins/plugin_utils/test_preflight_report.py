@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.ascend.sglang.plugins.module_utils._preflight import check_host
-from ansible_collections.ascend.sglang.plugins.plugin_utils._preflight_report import aggregate, render_table, report
+from ansible_collections.ascend.sglang.plugins.module_utils.checks._preflight import check_host
+from ansible_collections.ascend.sglang.plugins.plugin_utils.report._preflight_report import aggregate, render_table, report
 from ansible_collections.ascend.sglang.tests.unit.plans import make_plan
 from ansible_collections.ascend.sglang.tests.unit.preflight_hosts import PD32, ctx_of, healthy
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import PlanError
-from ansible_collections.ascend.sglang.plugins.plugin_utils._profile import (
+from ansible_collections.ascend.sglang.plugins.plugin_utils.core._errors import PlanError
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import (
     FIRST_GENERATION, NODE_DEVICES, available_profiles, load_profile, profiles_dir,
 )
 

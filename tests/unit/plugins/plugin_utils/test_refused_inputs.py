@@ -16,8 +16,8 @@ import pytest
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 from unit.broken_inputs import CASES  # noqa: E402  # pylint: disable=wrong-import-position
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector, PlanError  # noqa: E402
-from ansible_collections.ascend.sglang.plugins.plugin_utils._inputs import plan_inputs, read_inventory  # noqa: E402
+from ansible_collections.ascend.sglang.plugins.plugin_utils.core._errors import Collector, PlanError  # noqa: E402
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._inputs import plan_inputs, read_inventory  # noqa: E402
 
 # Cases whose refusal comes from the action plugin's controller side (templating, the controller's files): end to
 # end only (tests/integration/test_broken_inputs.py).

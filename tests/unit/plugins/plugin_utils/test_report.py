@@ -1,11 +1,11 @@
-"""When a preflight / doctor / stack report stops the run (plugin_utils/_report.py): the fail_on threshold the
+"""When a preflight / doctor / stack report stops the run (plugin_utils/report/_report.py): the fail_on threshold the
 playbooks pass to ascend.sglang.sglang_preflight_report. Pure Python."""
 
 from __future__ import annotations
 
 import pytest
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils._report import FAIL_ON, fail_on_value, stops
+from ansible_collections.ascend.sglang.plugins.plugin_utils.report._report import FAIL_ON, fail_on_value, stops
 
 
 @pytest.mark.parametrize(("fail_on", "codes"), [("fail", {2}), ("warn", {1, 2}), ("never", set())])

@@ -1,10 +1,10 @@
-"""The fleet's restart decision (plugin_utils/_rollout.py): what each host restarts, every instance as a whole,
+"""The fleet's restart decision (plugin_utils/rollout/_rollout.py): what each host restarts, every instance as a whole,
 from what each host's renderer reported; and the renderer's own bookkeeping (what it asks the host, what the
 placed files changed, why each service is due). Pure Python."""
 
 from __future__ import annotations
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils._rollout import (
+from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._rollout import (
     CANN_ENV_CHANGED, RESTART_ALL, decide, due_instances, file_changes, host_facts, host_queries, restart_reason,
     service_facts, stale_watchdogs)
 

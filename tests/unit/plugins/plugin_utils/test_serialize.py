@@ -7,7 +7,7 @@ import datetime
 import pytest
 import yaml
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils import _serialize
+from ansible_collections.ascend.sglang.plugins.plugin_utils.core import _serialize
 from go_yaml import load as go_load
 
 RETYPED = ["y", "Y", "n", "yes", "No", "ON", "off", "true", "False", "null", "Null", "~", "", "1", "-1", "+1", "017",

@@ -1,4 +1,4 @@
-"""The settings table (plugins/plugin_utils/_settings.py) and the inventory read through it (_inputs.py)."""
+"""The settings table (plugins/plugin_utils/plan/_settings.py) and the inventory read through it (_inputs.py)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils import _settings as table
-from ansible_collections.ascend.sglang.plugins.plugin_utils._contract import Where
-from ansible_collections.ascend.sglang.plugins.plugin_utils._errors import Collector
-from ansible_collections.ascend.sglang.plugins.plugin_utils._inputs import UNREADABLE, read_inventory
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _settings as table
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._contract import Where
+from ansible_collections.ascend.sglang.plugins.plugin_utils.core._errors import Collector
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._inputs import UNREADABLE, read_inventory
 
 ROOT = Path(__file__).resolve().parents[4]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils._instances import instances, pending_instances
-from ansible_collections.ascend.sglang.plugins.plugin_utils._status import (
+from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._instances import instances, pending_instances
+from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._status import (
     METRICS_ERROR_WIDTH, format_duration, healthy, metrics_error_cell, pending_services, render_table, router_view,
     status_rows, watchdog_lines, watchdog_text,
 )
@@ -75,7 +75,7 @@ def test_status_names_unreachable_hosts_and_unhealthy_services() -> None:
 
 
 def test_status_shows_restarts_pending_and_restart_yml_finds_their_instances() -> None:
-    """A rank that runs other files than its own (module_utils/_started.py) is named with the unit, the reason and
+    """A rank that runs other files than its own (module_utils/files/_started.py) is named with the unit, the reason and
     the files; it stays healthy (health is what it answers), and restart.yml's "pending" selects its instance."""
     observed = _observed(PD)
     rows = status_rows(PD, observed)

@@ -1,10 +1,10 @@
-"""Which services get a watchdog and what its configuration holds (plugins.plugin_utils._watchdog.py), as
-deploy and render mode both write it (plugin_utils/_host_files.py)."""
+"""Which services get a watchdog and what its configuration holds (plugins.plugin_utils.plan._watchdog.py), as
+deploy and render mode both write it (plugin_utils/targets/_host_files.py)."""
 from __future__ import annotations
 
 import pytest
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils import _watchdog as wdf
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _watchdog as wdf
 from tests.unit.plans import make_plan
 
 PD32 = "deepseek_r1_a3_32c_pd_6k_1k6_20ms"  # 2 x 1-node prefill, 1 x 2-node decode, router

@@ -1,4 +1,4 @@
-"""The controller side of the one-transfer wheelhouse copy (plugin_utils/_wheelhouse_list.py): every regular file
+"""The controller side of the one-transfer wheelhouse copy (plugin_utils/targets/_wheelhouse_list.py): every regular file
 below the directory by relative path, a link to a file counting as the file; anything else is refused."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import socket
 
 import pytest
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils._wheelhouse_list import WheelhouseError, list_files
+from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._wheelhouse_list import WheelhouseError, list_files
 
 
 def test_lists_files_below_the_directory_with_size_and_time(tmp_path):

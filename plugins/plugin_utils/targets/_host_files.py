@@ -1,0 +1,195 @@
+# Copyright: ascend.sglang contributors
+# Apache License 2.0
+"""The one list of the files a host's plan produces, for deployment and for render mode.
+
+Every file written from the plan (CANN environment, kernel settings, each service's environment, secrets,
+launcher and unit, each watched service's watchdog configuration and unit, the watchdog program) is one
+FileSpec here; the action plugin ascend.sglang.sglang_render_files renders them from the role templates and
+places them on the host or in the render directory. A new file is one more entry in host_files().
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+from ansible_collections.ascend.sglang.plugins.module_utils.files._started import record_path
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _settings, _watchdog
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._contract import CONTROL_RE
+
+# Deployment directories, by the setting naming them.
+ETC, LIBEXEC, SYSTEMD, SYSCTL = "etc_dir", "libexec_dir", "systemd_dir", "sysctl_dir"
+
+# Kinds whose change restarts the service they belong to (the watchdog kinds restart its watchdog).
+SERVICE_KINDS = ("env", "secrets", "launcher", "unit")
+WATCHDOG_KINDS = ("watchdog_config", "watchdog_unit")
+HOST_KINDS = ("cann_env", "sysctl")
+# The program every unit's ExecStartPre runs to record the files it starts from (module_utils/files/_started.py).
+RECORD_PROGRAM = "sglang_record_start.sh"
+
+# Settings a host's files depend on, with their defaults, by short name (rows of the settings table).
+DEFAULT_SETTINGS = _settings.file_defaults()
+
+
+@dataclass
+class FileSpec:
+    """One file of a host. name: its name in its deployment directory (dir); render_name: its name in the
+    host's render directory (None: not rendered). Exactly one of template (a role template), src (a role
+    file) or content (text computed here) gives its content. sensitive: content never logged nor diffed."""
+
+    kind: str
+    dir: str
+    name: str
+    mode: str
+    render_name: str | None = None
+    service: str | None = None
+    template: str | None = None
+    src: str | None = None
+    content: str | None = None
+    variables: dict = field(default_factory=dict)
+    sensitive: bool = False
+    owner: str | None = None
+    group: str | None = None
+
+
+# Checked by a search for a character outside the allowed set: a '$' anchor would let "NAME\n" through.
+_BAD_NAME = re.compile(r"[^A-Za-z0-9_.-]|^[^A-Za-z0-9]|^$")
+_BAD_ENV_KEY = re.compile(r"[^A-Za-z0-9_]|^[0-9]|^$")
+ROLES = ("prefill", "decode", "mixed", "router")
+
+
+def check_service(svc) -> None:
+    """Fails (ValueError) on plan values that would break a file name, a unit or the shell files, before anything
+    is written. The message never holds an environment value or an argument."""
+    name = svc.get("name") if isinstance(svc, dict) else None
+    label = name if isinstance(name, str) and not CONTROL_RE.search(name) else "(no name)"
+    env = (svc.get("env") or {}) if isinstance(svc, dict) else None
+    argv = svc.get("argv") if isinstance(svc, dict) else None
+    if (not isinstance(name, str) or _BAD_NAME.search(name) or svc.get("role") not in ROLES
+            or not isinstance(argv, list) or not argv or not isinstance(env, dict)
+            or any(not isinstance(k, str) or _BAD_ENV_KEY.search(k) for k in env)):
+        raise ValueError(f"Invalid service in the plan: {label}. A service needs a name made of letters, digits, "
+                         "'_', '.', '-', a role among prefill/decode/mixed/router, a non-empty argv list and env keys "
+                         "that are shell variable names.")
+    for key, value in env.items():
+        if CONTROL_RE.search(str(value)):
+            raise ValueError(f"Invalid service in the plan: {label}: the value of {key} contains a control character")
+    for index, arg in enumerate(argv):
+        if CONTROL_RE.search(str(arg)):
+            raise ValueError(f"Invalid service in the plan: {label}: argument {index} contains a control character")
+
+
+def _without_env(svc: dict) -> dict:
+    return {k: v for k, v in svc.items() if k != "env"}
+
+
+def watchdog_settings(cfg: dict) -> dict:
+    """The watchdog's settings of a host under their role-variable names, as plugin_utils/plan/_watchdog.py reads
+    them: which services are watched and what each watchdog's configuration holds are decided there only."""
+    return {name: cfg[name[len("sglang_"):]] for name in _watchdog.SETTINGS}
+
+
+def summary(svc: dict) -> str:
+    """Render mode's <service>.json: what the service runs (the output of to_nice_json, then a newline)."""
+    record = {k: svc.get(k) for k in ("role", "instance", "node_rank", "argv", "env")}
+    return json.dumps(record, indent=4, sort_keys=True, separators=(",", ": ")) + "\n"
+
+
+def start_record(cfg: dict, unit: str, files: list) -> dict:
+    """What a unit's ExecStartPre runs: the record program, the unit's record and the files it starts from."""
+    return {"program": f"{cfg[LIBEXEC]}/{RECORD_PROGRAM}", "path": record_path(unit), "files": files}
+
+
+def sources_cann_env(svc: dict) -> bool:
+    """Whether a service's launcher sources the host's cann_env.sh: a server on the host runtime. A container's
+    image brings CANN; a router runs on no NPU and needs no CANN (nor the servers' NPU environment)."""
+    return not svc.get("container") and svc.get("role") != "router"
+
+
+def is_server_host(host_plan: dict) -> bool:
+    """Whether a host runs a server: only such a host gets cann_env.sh, the kernel settings and host tuning."""
+    return any(s.get("role") != "router" for s in host_plan.get("services") or [])
+
+
+def service_files(cfg: dict, svc: dict) -> list:
+    """The files a service starts from, in the order its start record lists them: its environment, secrets,
+    launcher and unit, and cann_env.sh where its launcher sources it (sources_cann_env). The container's run
+    settings are in the launcher and the unit."""
+    name = svc["name"]
+    files = [f"{cfg[ETC]}/{name}.env"] + ([f"{cfg[ETC]}/{name}.secrets"] if svc.get("secret_flags") else [])
+    files += [f"{cfg[LIBEXEC]}/{name}.sh", f"{cfg[SYSTEMD]}/{name}.service"]
+    if sources_cann_env(svc):
+        files.append(f"{cfg[ETC]}/cann_env.sh")
+    return files
+
+
+def watchdog_files(cfg: dict, name: str) -> list:
+    """The files a service's watchdog starts from: its configuration, its unit and the shared program."""
+    return [f"{cfg[ETC]}/{_watchdog.config_name(name)}", f"{cfg[SYSTEMD]}/{_watchdog.unit_name(name)}",
+            f"{cfg[LIBEXEC]}/{_watchdog.PROGRAM}"]
+
+
+def host_files(host_plan: dict, settings: dict | None = None, *, roles=None, kinds=None, render: bool = False,
+               profile: str = "", secrets: dict | None = None, check: bool = True) -> list:
+    """The files of one host's plan entry, in writing order. roles: service roles to include (None: all, and
+    the host's own files, cann_env.sh and the kernel settings, which only a host running a server gets);
+    kinds: file kinds to include (None: all); render: render mode's set (summaries, no secrets nor watchdog
+    program). secrets: sglang_secrets (role -> flag -> value), needed for services with secret_flags.
+    Raises ValueError naming the service when one is not fit to be written (check_service)."""
+    cfg = dict(DEFAULT_SETTINGS, **(settings or {}))
+    services = [s for s in host_plan.get("services") or [] if roles is None or s.get("role") in roles]
+    for svc in services if check else ():
+        check_service(svc)
+    unit_vars = {"sglang_tpl_profile": profile, "sglang_tpl_etc_dir": cfg[ETC], "sglang_tpl_libexec_dir": cfg[LIBEXEC],
+                 "sglang_tpl_restart_sec": cfg["restart_sec"], "sglang_tpl_timeout_stop_sec": cfg["timeout_stop_sec"],
+                 "sglang_tpl_limit_nofile": cfg["limit_nofile"]}
+    # The host's own files belong to no role: listed when no roles are selected. The record program comes
+    # before any unit that runs it: a run cut short between two files never leaves a unit without it.
+    files = [] if render or not services else [
+        FileSpec("record_program", LIBEXEC, RECORD_PROGRAM, "0755", src=RECORD_PROGRAM)]
+    files += [] if roles is not None or not is_server_host(host_plan) else [
+        FileSpec("cann_env", ETC, "cann_env.sh", "0644", "cann_env.sh", template="cann_env.sh.j2",
+                 variables={"sglang_tpl_cann": host_plan.get("cann") or {}}),
+        FileSpec("sysctl", SYSCTL, "90-sglang.conf", "0644", "sysctl.conf", template="sysctl.conf.j2",
+                 variables={"sglang_tpl_sysctl": (host_plan.get("host_tuning") or {}).get("sysctl") or {}}),
+    ]
+    for svc in services:
+        name, bare = svc["name"], _without_env(svc)
+        if render:
+            files.append(FileSpec("summary", ETC, name + ".json", "0640", name + ".json", service=name,
+                                  content=summary(svc), sensitive=True))
+        files.append(FileSpec("env", ETC, name + ".env", "0640", name + ".env", service=name, template="sglang.env.j2",
+                              variables={"sglang_tpl_service": svc}, sensitive=True))
+        if svc.get("secret_flags") and not render:
+            files.append(FileSpec("secrets", ETC, name + ".secrets", "0600", service=name, template="sglang.secrets.j2",
+                                  variables={"sglang_tpl_service": bare,
+                                             "sglang_tpl_secrets": (secrets or {}).get(svc.get("role")) or {}},
+                                  sensitive=True, owner="root", group="root"))
+        files.append(FileSpec("launcher", LIBEXEC, name + ".sh", "0755", name + ".sh", service=name,
+                              template="sglang.sh.j2", variables=dict(unit_vars, sglang_tpl_service=bare,
+                                                                      sglang_tpl_cann_env=sources_cann_env(svc))))
+        record = start_record(cfg, name + ".service", service_files(cfg, svc))
+        files.append(FileSpec("unit", SYSTEMD, name + ".service", "0644", name + ".service", service=name,
+                              template="sglang.service.j2",
+                              variables=dict(unit_vars, sglang_tpl_service=bare, sglang_tpl_record=record)))
+    wd_settings = watchdog_settings(cfg)
+    watch = _watchdog.watched([_without_env(s) for s in services], wd_settings)
+    if watch and not render:
+        files.append(FileSpec("watchdog_program", LIBEXEC, _watchdog.PROGRAM, "0755", src=_watchdog.PROGRAM))
+    for svc in watch:
+        name = svc["name"]
+        config_name, unit_name = _watchdog.config_name(name), _watchdog.unit_name(name)
+        files.append(FileSpec("watchdog_config", ETC, config_name, "0644", config_name, service=name,
+                              template="sglang-watchdog.json.j2",
+                              variables={"sglang_tpl_watchdog_config": _watchdog.config(svc, wd_settings)}))
+        files.append(FileSpec("watchdog_unit", SYSTEMD, unit_name, "0644", unit_name, service=name,
+                              template="sglang-watchdog.service.j2",
+                              variables={"sglang_tpl_service": svc, "sglang_tpl_watchdog_python": cfg["watchdog_python"],
+                                         "sglang_tpl_libexec_dir": cfg[LIBEXEC], "sglang_tpl_etc_dir": cfg[ETC],
+                                         "sglang_tpl_record": start_record(cfg, unit_name, watchdog_files(cfg, name))}))
+    if kinds is not None:
+        files = [f for f in files if f.kind in kinds]
+    if render:
+        files = [f for f in files if f.render_name]
+    return files
