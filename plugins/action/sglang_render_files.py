@@ -20,7 +20,7 @@ from ansible_collections.ascend.sglang.plugins.module_utils.files._atomic_files 
 from ansible_collections.ascend.sglang.plugins.plugin_utils.targets import _monitoring
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._output_dir import ForeignFiles, refuse_foreign
 from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._rollout import (
-    decide, file_changes, host_facts, host_queries, restart_reason, stale_watchdogs)
+    file_changes, host_facts, host_queries, restart_reason, stale_watchdogs)
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._serialize import plain
 
 _ROLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "roles", "sglang_service")
@@ -150,9 +150,8 @@ class ActionModule(ActionBase):
         result.update(host_facts(result["files"], queries["services"], placed.get("running") or {},
                                  restart_reason(boolean(args.get("restart_all") or False, strict=False),
                                                 result["files"], queries["services"])))
-        # This host's own decision (the role widens it to every rank of an instance due on any host:
-        # filter ascend.sglang.sglang_rollout).
-        result.update(decide({host: result}, plan.get("instances"))[host])
+        # The decision is not made here: it needs every host's report (an instance restarts as a whole, on every
+        # host), and the role makes it once for the fleet (filter ascend.sglang.sglang_rollout).
         return result
 
     def _report(self, result: dict, specs: list, paths: list, placed: dict) -> dict:

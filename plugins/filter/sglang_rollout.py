@@ -1,7 +1,8 @@
 # Copyright: ascend.sglang contributors
 # Apache License 2.0
 """The fleet's restart decision from every host's render result; the logic is in
-plugins/plugin_utils/rollout/_rollout.py (pure, unit-tested), which the renderer uses for its own host too."""
+plugins/plugin_utils/rollout/_rollout.py (pure, unit-tested). The renderer reports each host's facts; the
+decision is made here alone, where every host's report is known."""
 
 from __future__ import annotations
 

@@ -138,29 +138,20 @@ daemon_reload:
   description: Whether a unit file changed (systemd must reload).
   returned: always
   type: bool
-restart:
-  description: Services to restart (their files changed, or O(restart_all)).
-  returned: deployment
-  type: list
-  elements: str
-start:
-  description: Units with something to do, in order, services then watchdogs - C(unit), C(restart) (restart rather
-    than start), C(new_unit) (its unit changed, so in check mode systemd cannot know it yet). A unit that runs, is
-    enabled and is not restarted is left out.
+services:
+  description: Deployment - per planned service of the call, why it is due for a restart of its own (C(due): its
+    files changed, O(restart_all), or it runs other files than its own) and its state (C(running), C(enabled),
+    C(unit_changed), C(new_unit), its C(watchdog)). What restarts is decided for the whole fleet from every host's
+    report, by the filter P(ascend.sglang.sglang_rollout#filter) (an instance restarts as a whole, on every host).
   returned: deployment
   type: list
   elements: dict
-pause_watchdogs:
-  description: Watchdog units, installed before, of the services about to restart; stopped on every host first.
+pending:
+  description: Deployment - the units with a restart pending from an earlier run cut short (C(unit), C(reason),
+    C(files)).
   returned: deployment
   type: list
-  elements: str
-stop_services:
-  description: Units, installed before, of the services about to restart; stopped on every host before any host
-    starts one again (a new rank > 0 of a multi-node instance must not join the old rank 0).
-  returned: deployment
-  type: list
-  elements: str
+  elements: dict
 stale_watchdogs:
   description: Services of these roles that get no watchdog now but whose watchdog unit an earlier deployment left
     on the host (looked for in the same module call); the role stops and removes those watchdogs.

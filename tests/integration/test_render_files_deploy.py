@@ -45,8 +45,11 @@ def run(tmp: Path, services: list, *flags: str, settings: dict | None = None,
                         if record_start is not None else {}),
                      **({"cann_env": True} if cann is not None else {})},
                   "register": "r"},
+                 # The fleet's decision, made as the role makes it (filter ascend.sglang.sglang_rollout), beside
+                 # the host's report.
                  {"name": "keep", "delegate_to": "localhost", "ansible.builtin.copy": {
-                     "content": "{{ r | to_json }}", "dest": str(out), "mode": "0600"}, "check_mode": False,
+                     "content": "{{ r | combine(({'h': r} | ascend.sglang.sglang_rollout(none)).h) | to_json }}",
+                     "dest": str(out), "mode": "0600"}, "check_mode": False,
                   "diff": False}]}]
     (tmp / "play.yml").write_text(yaml.safe_dump(book), encoding="utf-8")
     env = dict(os.environ, ANSIBLE_NOCOLOR="1")

@@ -10,8 +10,8 @@ reports per host, for each service, why it is due for a restart of its own:
   earlier run decided and never did, because it was cut short after writing the files.
 An instance restarts as a whole, on every host: all its ranks when one of them is due, or when some of its
 ranks run and others do not (a rank started alone would wait for, or join, peers that are not its own start).
-The filter ascend.sglang.sglang_rollout applies decide() to every host of the play at once; the renderer applies
-it to its own host alone (what that host would do by itself).
+The filter ascend.sglang.sglang_rollout applies decide() to every host of the play at once: the one place the
+decision is made (the renderer only reports).
 
 The renderer's own bookkeeping is here too, so that it only gathers data and copies results: host_queries() (what
 to ask the host when placing the files), file_changes() (what the placed files changed), stale_watchdogs() and
