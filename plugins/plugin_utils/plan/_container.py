@@ -20,6 +20,9 @@ from typing import Any, Mapping, Sequence
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _contract as contract
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._errors import Collector
+# The inventory paths a server reads (model weights, EAGLE3 draft, expert placement): mounted read-only at the
+# same path, so the argv is unchanged.
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import FROM_INVENTORY
 
 RUNTIMES = ("host", "container")
 ENGINES = ("docker", "podman")
@@ -44,10 +47,6 @@ NPU_CONTROL_DEVICES = ("/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"
 DRIVER_MOUNTS = ("/usr/local/Ascend/driver", "/usr/local/dcmi", "/usr/local/bin/npu-smi", "/etc/ascend_install.info")
 # The NPU NICs' addresses, read by HCCL and the KV transfer in the container.
 HCCN_CONF = "/etc/hccn.conf"
-# Inventory paths a server reads (model weights, EAGLE3 draft, expert placement): mounted read-only at the
-# same path, so the argv is unchanged.
-MODEL_PATH_VARS = {"model_path": "sglang_model_path", "draft_model_path": "sglang_draft_model_path",
-                   "init_expert_location": "sglang_init_expert_location"}
 
 # Entry script run by bash inside the container: $1 = number of CANN scripts, the scripts, the number of
 # secret flags, the flags (values in SGLANG_SECRET_<i>, passed by name), then the service's argv.  A missing
@@ -185,7 +184,7 @@ def check_settings(variables: Mapping[str, Any], default_image: str | None, defa
 
 def check_mount_paths(values: Mapping[str, Any], errors: Collector) -> None:
     """A path bind-mounted with --volume SRC:DST:ro cannot hold ':' or ','."""
-    for key, variable in MODEL_PATH_VARS.items():
+    for key, variable in FROM_INVENTORY.items():
         path = values.get(key)
         if isinstance(path, str) and (set(path) & {":", ","} or re.search(r"\s", path)):
             contract.Where(variable).add(errors, f"cannot be mounted into the containers ({path[:80]!r}): "

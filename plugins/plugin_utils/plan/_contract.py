@@ -436,56 +436,66 @@ def check_overrides(raw: Any, scope: Mapping[str, str], computed_env: Mapping[st
         unknown = set(body) - {"args", "env"}
         if unknown:
             errors.add(f"unknown keys {sorted(map(str, unknown))} (use 'args' and 'env')", group=role, variable=key)
-        args: dict[str, Any] = {}
-        raw_args = body.get("args")
-        if raw_args is not None and not isinstance(raw_args, Mapping):
-            errors.add(f"must be a mapping of --flag: value, got {_type_name(raw_args)}", group=role,
-                       variable=f"{key}.args")
-        else:
-            for flag, value in (raw_args or {}).items():
-                shown = flag if isinstance(flag, str) and len(flag) <= 80 and not CONTROL_RE.search(flag) else _shown(flag)
-                where = Where(f"{key}.args.{shown}", role)
-                if not isinstance(flag, str) or not re.fullmatch(r"--[a-z0-9][a-z0-9-]*", flag):
-                    # Same wording as the profile loader: flags are full --names.
-                    where.add(errors, f"profile 'inventory': '{shown}' is not a full --flag name")
-                    continue
-                if SECRET_FLAG_RE.fullmatch(flag) and value is not None:
-                    where.add(errors, f"{flag} is a secret: give it in sglang_secrets.{role}.{flag} (written to a "
-                                      "root-only file), never in sglang_overrides (written into the launcher, which "
-                                      "every user of the host can read); value not shown")
-                    continue
-                if value is None:
-                    args[flag] = None
-                    continue
-                checked = _arg_value(value, errors, where)
-                if checked is not None:
-                    args[flag] = checked
-        env: dict[str, Any] = {}
-        raw_env = body.get("env")
-        if raw_env is not None and not isinstance(raw_env, Mapping):
-            errors.add(f"must be a mapping of NAME: value, got {_type_name(raw_env)}", group=role,
-                       variable=f"{key}.env")
-        else:
-            for name, value in (raw_env or {}).items():
-                where = Where(f"{key}.env.{name}" if isinstance(name, str) and ENV_NAME_RE.fullmatch(name)
-                              else f"{key}.env", role)
-                if env_name(name, errors, where) is None:
-                    continue
-                if RESERVED_ENV_RE.fullmatch(name):
-                    where.add(errors, f"{name} is reserved: the collection's launcher and container use it")
-                    continue
-                if name in COMPUTED_ENV or name in computed_env.get(role, set()):
-                    hint = COMPUTED_ENV.get(name, "change the inventory")
-                    where.add(errors, f"{name} is computed by the planner; {hint} instead")
-                    continue
-                if value is None:
-                    env[name] = None
-                    continue
-                checked = _env_value(value, errors, where)
-                if checked is not None:
-                    env[name] = checked
-        clean[role] = {"args": args, "env": env}
+        clean[role] = {"args": _override_args(body.get("args"), role, key, errors),
+                       "env": _override_env(body.get("env"), role, key, computed_env, errors)}
     return clean
+
+
+def _override_args(raw_args: Any, role: str, key: str, errors: Collector) -> dict[str, Any]:
+    """sglang_overrides.<role>.args -> {flag: value | None (removed)}, the valid entries."""
+    args: dict[str, Any] = {}
+    if raw_args is not None and not isinstance(raw_args, Mapping):
+        errors.add(f"must be a mapping of --flag: value, got {_type_name(raw_args)}", group=role,
+                   variable=f"{key}.args")
+        return args
+    for flag, value in (raw_args or {}).items():
+        shown = flag if isinstance(flag, str) and len(flag) <= 80 and not CONTROL_RE.search(flag) else _shown(flag)
+        where = Where(f"{key}.args.{shown}", role)
+        if not isinstance(flag, str) or not re.fullmatch(r"--[a-z0-9][a-z0-9-]*", flag):
+            # Same wording as the profile loader: flags are full --names.
+            where.add(errors, f"profile 'inventory': '{shown}' is not a full --flag name")
+            continue
+        if SECRET_FLAG_RE.fullmatch(flag) and value is not None:
+            where.add(errors, f"{flag} is a secret: give it in sglang_secrets.{role}.{flag} (written to a "
+                              "root-only file), never in sglang_overrides (written into the launcher, which "
+                              "every user of the host can read); value not shown")
+            continue
+        if value is None:
+            args[flag] = None
+            continue
+        checked = _arg_value(value, errors, where)
+        if checked is not None:
+            args[flag] = checked
+    return args
+
+
+def _override_env(raw_env: Any, role: str, key: str, computed_env: Mapping[str, set[str]],
+                  errors: Collector) -> dict[str, Any]:
+    """sglang_overrides.<role>.env -> {NAME: value | None (removed)}, the valid entries."""
+    env: dict[str, Any] = {}
+    if raw_env is not None and not isinstance(raw_env, Mapping):
+        errors.add(f"must be a mapping of NAME: value, got {_type_name(raw_env)}", group=role,
+                   variable=f"{key}.env")
+        return env
+    for name, value in (raw_env or {}).items():
+        where = Where(f"{key}.env.{name}" if isinstance(name, str) and ENV_NAME_RE.fullmatch(name)
+                      else f"{key}.env", role)
+        if env_name(name, errors, where) is None:
+            continue
+        if RESERVED_ENV_RE.fullmatch(name):
+            where.add(errors, f"{name} is reserved: the collection's launcher and container use it")
+            continue
+        if name in COMPUTED_ENV or name in computed_env.get(role, set()):
+            hint = COMPUTED_ENV.get(name, "change the inventory")
+            where.add(errors, f"{name} is computed by the planner; {hint} instead")
+            continue
+        if value is None:
+            env[name] = None
+            continue
+        checked = _env_value(value, errors, where)
+        if checked is not None:
+            env[name] = checked
+    return env
 
 
 # ---- secrets -------------------------------------------------------------------------------------------

@@ -35,14 +35,15 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._topology impor
 )
 
 # Port of the evidence endpoint the watchdog of a multi-node instance's rank 0 serves on rank 0's address
-# (the unit's InvocationID, read by the other ranks' watchdogs); the role default of sglang_watchdog_port.
-DEFAULT_WATCHDOG_PORT = 8990
+# (the unit's InvocationID, read by the other ranks' watchdogs): the settings table's default of sglang_watchdog_port.
+DEFAULT_WATCHDOG_PORT = _settings.BY_NAME["sglang_watchdog_port"].default
 
 # Version of the plan's dict / JSON form (Plan.plan_version): raised whenever a field changes.
 # 2: Service.python; the benchmark's python, module and flags.
 # 3: Service.metrics_url; Plan.monitoring.
 # 4: Plan.deployment; Plan.monitoring.host_dirs.
-PLAN_VERSION = 4
+# 5: Plan.settings (the deployment's and the run's settings, by their full names).
+PLAN_VERSION = 5
 
 SERVER_MODULE = "sglang.launch_server"
 ROUTER_MODULE = "sglang_router.launch_router"
@@ -58,7 +59,7 @@ DEFAULT_MIXED_ROUTER = RoleSpec(
 )
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class Service:
     name: str
     role: str
@@ -117,7 +118,7 @@ class Service:
                           container=_container.ServiceContainer.from_dict(container) if container else None))
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class InstancePlan:
     """One server instance (its ranks) or one router, as the operations see it."""
     key: str  # the services' instance_key
@@ -131,7 +132,7 @@ class InstancePlan:
     router_url: str | None = None  # router: the URL its host reaches it on
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class HostPlan:
     host_tuning: dict[str, Any]
     cann: dict[str, list[str]]
@@ -145,7 +146,7 @@ class HostPlan:
         return cls(**dict(data, services=[Service.from_dict(svc) for svc in data["services"]]))
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class Plan:
     profile: str
     title: str
@@ -370,18 +371,71 @@ def _inventory_values(profile: Profile, inv: Inventory, errors: Collector) -> di
 
 def plan(profile: Profile, inv: Inventory, placement: _placement.Placement = _placement.HOSTS) -> Plan:
     """Compute every service of the deployment; raises PlanError listing all problems.  ``placement`` gives the
-    values that depend on where the services run (plugin_utils/plan/_placement.py): the inventory hosts' by default."""
+    values that depend on where the services run (plugin_utils/plan/_placement.py): the inventory hosts' by default.
+    Every record of the plan is built complete and frozen: nothing is filled in after it is made."""
     errors = Collector()
     errors.findings.extend(inv.findings)
     check_membership(inv, profile.server_roles, errors)
     checked = _settings.check_one_values(inv.variables, errors)
-    router_hosts = inv.groups["router"]
-    # The roles this deployment runs (an override of any other is an error, not ignored).
+    specs, overrides, monitoring = _role_specs(profile, inv, checked, errors)
+    inv_values = _inventory_values(profile, inv, errors)
+    instances = {role: _packing.pack(profile, role, specs[role], split_instances(inv, role, specs[role].nnodes, errors),
+                                     overrides, errors)
+                 for role in profile.server_roles}
+    releases, supported, changes = _render_for_releases(profile, inv, specs, overrides, errors)
+    scope = _scope(profile, inv)
+    secret_flags = contract.check_secrets(inv.variables.get("sglang_secrets"), scope, errors)
+    _check_secret_flags(secret_flags, specs, releases, errors)
+    container = _container_settings(profile, inv, releases, inv_values, errors)
+    preflight = contract.preflight_settings(inv.variables, errors)
+    errors.raise_if_any()
+    ctx = _Deployment(profile=profile, inv=inv, placement=placement, specs=specs, overrides=overrides,
+                      monitoring=monitoring, secret_flags=secret_flags, inv_values=inv_values, container=container,
+                      python=str(checked["sglang_python"]), router_python=str(checked["sglang_router_python"]),
+                      **_memfabric_store(profile, instances, placement))
+    servers = _Built()
+    for role in profile.server_roles:
+        for inst in instances[role]:
+            _plan_server_instance(ctx, role, inst, servers, errors)
+    router_spec = placement.router_spec(specs["router"]) if inv.groups["router"] and "router" in specs else None
+    if router_spec is not None:
+        _plan_routers(ctx, router_spec, servers)
+    host_plans = _host_plans(ctx, servers)
+    _check_ports(host_plans, inv, errors)
+    check_hccl_timeouts(host_plans, errors)
+    errors.raise_if_any()
+    bench = _bench(profile, inv, inv.groups["router"], router_spec, instances, ctx.python)
+    return Plan(profile=profile.id, title=profile.title, deploy_mode=profile.deploy_mode,
+                source={"generation": profile.generation, **profile.source},
+                releases=releases, supported_releases=supported, release_changes=changes, hosts=host_plans,
+                router_upstreams={k: v for k, v in servers.upstreams.items() if v},
+                bench=_bench_in(container, ctx.model_paths, bench),
+                # Nodes the servers occupy, a packed replica counting as one node of its share.
+                cards=profile.cards_used({role: sum(inst.nnodes for inst in instances[role])
+                                          for role in profile.server_roles}),
+                runtime="container" if container is not None else "host", container=container,
+                hardware=profile.hardware, preflight=preflight, instances=servers.instances,
+                reference_stack=_reference_stack(releases),
+                monitoring={**dataclasses.asdict(monitoring), "host_dirs": dict(inv.monitoring_dirs)},
+                deployment=checked.get("sglang_deployment") or profile.id, settings=dict(checked))
+
+
+def _scope(profile: Profile, inv: Inventory) -> dict[str, str]:
+    """The roles this deployment runs (an override or a secret of any other is an error, not ignored)."""
     scope = {role: role for role in profile.server_roles}
-    if router_hosts:
+    if inv.groups["router"]:
         scope["router"] = "router"
+    return scope
+
+
+def _role_specs(profile: Profile, inv: Inventory, checked: Mapping[str, Any], errors: Collector
+                ) -> tuple[dict[str, RoleSpec], dict[str, Any], _metrics.Settings]:
+    """Each role's launch as this deployment runs it: the profile's, with the operator's overrides, the router's
+    listen address, the KV transfer of the hardware and the metrics flags; checked role by role."""
+    router_hosts = inv.groups["router"]
     computed_env = {role: _computed_env(spec) for role, spec in profile.roles.items()}
-    overrides = contract.check_overrides(inv.variables.get("sglang_overrides"), scope, computed_env, errors)
+    overrides = contract.check_overrides(inv.variables.get("sglang_overrides"), _scope(profile, inv), computed_env,
+                                         errors)
     _metrics.check_overrides(overrides, errors)
     monitoring = _metrics.settings(checked, profile.tpot_target_ms, profile.published)
     specs = {role: _apply_overrides(spec, overrides, errors) for role, spec in profile.roles.items()}
@@ -405,173 +459,208 @@ def plan(profile: Profile, inv: Inventory, placement: _placement.Placement = _pl
         _check_devices(profile, specs[role], errors)
         check_role(role, specs[role].args, specs[role].env, errors)
     _check_hardware(profile, inv, errors)
-    inv_values = _inventory_values(profile, inv, errors)
-    instances = {role: _packing.pack(profile, role, specs[role], split_instances(inv, role, specs[role].nnodes, errors),
-                                     overrides, errors)
-                 for role in profile.server_roles}
-    releases, supported, changes = _render_for_releases(profile, inv, specs, overrides, errors)
-    secret_flags = contract.check_secrets(inv.variables.get("sglang_secrets"), scope, errors)
-    _check_secret_flags(secret_flags, specs, releases, errors)
-    settings = _container_settings(profile, inv, releases, inv_values, errors)
-    preflight = contract.preflight_settings(inv.variables, errors)
-    errors.raise_if_any()
-    model_paths = [str(inv_values[k]) for k in _container.MODEL_PATH_VARS if inv_values.get(k)]
+    return specs, overrides, monitoring
 
-    python = str(inv.variables.get("sglang_python") or "python3")
-    router_python = str(inv.variables.get("sglang_router_python") or "python3")
-    store_url = None
-    store: tuple[str, int] | None = None  # the MemFabric store's (address, port)
-    if profile.memfabric_store_port:
-        first_prefill = instances["prefill"][0] if instances.get("prefill") else None
-        if first_prefill:
-            store_url = f"tcp://{placement.instance_address(first_prefill)}:{profile.memfabric_store_port}"
-            store = (first_prefill.rank0.address, profile.memfabric_store_port)
 
-    hosts: dict[str, HostPlan] = {}
-    upstreams: dict[str, list[dict[str, Any]]] = {"prefill": [], "decode": [], "mixed": []}
-    rank0_names: list[str] = []
-    watched: list[_watchdog.WatchedWorker] = []  # every instance as the router-side watchdog sees it
-    planned_instances: list[InstancePlan] = []
-    for role in profile.server_roles:
-        for inst in instances[role]:
-            # A packed replica's own NPUs and ports; the role's launch itself for an instance alone on its hosts.
-            spec = placement.server_spec(
-                _packing.replica_spec(profile, specs[role], inst.slot, inst.slots, errors, inst.rank0.name))
-            bootstrap = (placement.bootstrap_port(spec.bootstrap_port, inst.index) if spec.bootstrap_port is not None
-                         else None)
-            if bootstrap is not None and bootstrap > 65535:
-                overridden = "--disaggregation-bootstrap-port" in (overrides.get(role) or {}).get("args", {})
-                errors.add(f"bootstrap port {spec.bootstrap_port} + instance {inst.index} = {bootstrap} is above 65535",
-                           group=role, host=inst.rank0.name,
-                           variable=(f"sglang_overrides.{role}.args.--disaggregation-bootstrap-port" if overridden
-                                     else f"roles.{role}.bootstrap_port"))
-            dist_init = f"{placement.leader_address(inst)}:{spec.dist_init_port}" if spec.dist_init_port else None
-            evidence_port = inst.rank0.watchdog_port or DEFAULT_WATCHDOG_PORT
-            worker_url = f"http://{placement.instance_address(inst)}:{spec.port}"
-            worker = {"url": worker_url, "worker_type": WORKER_TYPES[role]}
-            if bootstrap is not None:
-                worker["bootstrap_port"] = bootstrap
-            for rank, host in enumerate(inst.hosts):
-                values = dict(inv_values)
-                values.update(
-                    host=placement.own_address(host), port=spec.port, bootstrap_port=bootstrap, nnodes=inst.nnodes,
-                    node_rank=placement.node_rank(rank), dist_init_addr=dist_init,
-                    socket_ifname=(host.nic if inst.nnodes > 1 else "lo"),
-                    memfabric_store_url=store_url,
-                )
-                name = f"sglang-{role}-i{inst.index}-r{rank}"
-                listens = {"http": spec.port}
-                if bootstrap is not None and rank == 0:
-                    listens["bootstrap"] = bootstrap
-                if dist_init and rank == 0:
-                    listens["dist_init"] = spec.dist_init_port
-                if store_url and role == "prefill" and inst.index == 0 and rank == 0:
-                    listens["memfabric_store"] = profile.memfabric_store_port
-                if inst.nnodes > 1 and rank == 0:
-                    listens["watchdog"] = evidence_port
-                svc = Service(
-                    name=name, role=role, instance=inst.index, node_rank=rank, nnodes=inst.nnodes,
-                    inventory_host=host.name, host=host.address, port=spec.port, bootstrap_port=bootstrap,
-                    dist_init_addr=dist_init,
-                    argv=[python, "-m", SERVER_MODULE] + render_args(spec.args, values, {}),
-                    env={k: _fill(v, values) for k, v in spec.env.items()},
-                    health_url=f"http://{host.address}:{spec.port}/health" if rank == 0 else None,
-                    ready_url=None, instance_key=inst.key, depends_on=[], listens=listens,
-                    secret_flags=list(secret_flags.get(role, [])),
-                    watchdog=_rank_watchdog(role, inst, spec.port, evidence_port),
-                    devices=_devices(spec, inst.nnodes, values),
-                    model_paths=_model_paths(spec.args, values),
-                    peers=_peers(role, inst, rank, spec, host.address, values, store),
-                    mem_fraction_static=_number(_arg_text(spec.args, "--mem-fraction-static", values)),
-                    worker=dict(worker) if rank == 0 else None,
-                    python=python if settings is None else None,
-                    metrics_url=_metrics.url(host.address, spec.port) if monitoring.metrics else None,
-                )
-                svc.cpus = _pinned_cpus(host.settings.get("sglang_npu_cpus"), svc.devices, name,
-                                        contract.Where("sglang_npu_cpus", role, host.name), errors)
-                if settings is not None:
-                    svc.container = _container.service_container(
-                        settings, name, _container.npu_ids(NODE_DEVICES[profile.hardware], spec.base_gpu_id,
-                                                           spec.devices_per_node),
-                        model_paths, list(svc.env), spec.cann.sources, svc.secret_flags,
-                        fabric=inst.nnodes > 1 or role in ("prefill", "decode"), cpus=svc.cpus)
-                hosts.setdefault(host.name, HostPlan(host_tuning=dict(profile.host_tuning), cann={}, services=[]))
-                _merge_cann(hosts[host.name], spec.cann)
-                hosts[host.name].services.append(svc)
-            rank0_names.append(f"sglang-{role}-i{inst.index}-r0")
-            planned_instances.append(InstancePlan(
-                key=inst.key, role=role, instance=inst.index,
-                ranks=[f"sglang-{role}-i{inst.index}-r{rank}" for rank in range(len(inst.hosts))],
-                hosts=[host.name for host in inst.hosts], worker_url=worker_url, worker=dict(worker)))
-            entry = {"instance": inst.index, "host": inst.rank0.name, "url": worker_url}
-            if bootstrap is not None:
-                entry["bootstrap_port"] = bootstrap
-            upstreams[role].append(entry)
-            watched.append(_watched_worker(role, entry, inst.nnodes))
+@dataclasses.dataclass(frozen=True)
+class _Deployment:
+    """What every service of one deployment is planned from, checked: the launches, the operator's values and the
+    runtime."""
+    profile: Profile
+    inv: Inventory
+    placement: _placement.Placement
+    specs: Mapping[str, RoleSpec]
+    overrides: Mapping[str, Any]
+    monitoring: _metrics.Settings
+    secret_flags: Mapping[str, list[str]]
+    inv_values: Mapping[str, Any]
+    container: _container.Settings | None
+    python: str
+    router_python: str
+    store_url: str | None  # the MemFabric store URL the servers get (ASCEND_MF_STORE_URL)
+    store: tuple[str, int] | None  # the MemFabric store's (address, port), for the peers preflight dials
 
+    @property
+    def model_paths(self) -> list[str]:
+        return [str(self.inv_values[k]) for k in FROM_INVENTORY if self.inv_values.get(k)]
+
+
+@dataclasses.dataclass
+class _Built:
+    """What the planning of the services collects, host by host, before the host plans are made from it."""
+    services: dict[str, list[Service]] = dataclasses.field(default_factory=dict)  # inventory host -> its services
+    cann: dict[str, dict[str, list[str]]] = dataclasses.field(default_factory=dict)  # server host -> CANN env
+    upstreams: dict[str, list[dict[str, Any]]] = dataclasses.field(
+        default_factory=lambda: {"prefill": [], "decode": [], "mixed": []})
+    rank0_names: list[str] = dataclasses.field(default_factory=list)
+    watched: list[_watchdog.WatchedWorker] = dataclasses.field(default_factory=list)  # as the router's watchdog sees them
+    instances: list[InstancePlan] = dataclasses.field(default_factory=list)
+
+    def add(self, host: str, service: Service) -> None:
+        self.services.setdefault(host, []).append(service)
+
+
+def _memfabric_store(profile: Profile, instances: Mapping[str, list[Instance]],
+                     placement: _placement.Placement) -> dict[str, Any]:
+    """The MemFabric store the first prefill instance's rank 0 serves: its URL and (address, port)."""
+    first = instances["prefill"][0] if profile.memfabric_store_port and instances.get("prefill") else None
+    if first is None:
+        return {"store_url": None, "store": None}
+    return {"store_url": f"tcp://{placement.instance_address(first)}:{profile.memfabric_store_port}",
+            "store": (first.rank0.address, profile.memfabric_store_port)}
+
+
+def _plan_server_instance(ctx: _Deployment, role: str, inst: Instance, built: _Built, errors: Collector) -> None:
+    """Every rank of one server instance, its registration at the router and its watchdog facts."""
+    # A packed replica's own NPUs and ports; the role's launch itself for an instance alone on its hosts.
+    spec = ctx.placement.server_spec(
+        _packing.replica_spec(ctx.profile, ctx.specs[role], inst.slot, inst.slots, errors, inst.rank0.name))
+    bootstrap = (ctx.placement.bootstrap_port(spec.bootstrap_port, inst.index) if spec.bootstrap_port is not None
+                 else None)
+    if bootstrap is not None and bootstrap > 65535:
+        overridden = "--disaggregation-bootstrap-port" in (ctx.overrides.get(role) or {}).get("args", {})
+        errors.add(f"bootstrap port {spec.bootstrap_port} + instance {inst.index} = {bootstrap} is above 65535",
+                   group=role, host=inst.rank0.name,
+                   variable=(f"sglang_overrides.{role}.args.--disaggregation-bootstrap-port" if overridden
+                             else f"roles.{role}.bootstrap_port"))
+    worker_url = f"http://{ctx.placement.instance_address(inst)}:{spec.port}"
+    worker = {"url": worker_url, "worker_type": WORKER_TYPES[role]}
+    if bootstrap is not None:
+        worker["bootstrap_port"] = bootstrap
+    for rank, host in enumerate(inst.hosts):
+        built.add(host.name, _server_rank(ctx, role, inst, spec, rank, bootstrap, worker, errors))
+        built.cann[host.name] = _merged_cann(built.cann.get(host.name), spec.cann)
+    built.rank0_names.append(f"sglang-{role}-i{inst.index}-r0")
+    built.instances.append(InstancePlan(
+        key=inst.key, role=role, instance=inst.index,
+        ranks=[f"sglang-{role}-i{inst.index}-r{rank}" for rank in range(len(inst.hosts))],
+        hosts=[host.name for host in inst.hosts], worker_url=worker_url, worker=dict(worker)))
+    entry = {"instance": inst.index, "host": inst.rank0.name, "url": worker_url}
+    if bootstrap is not None:
+        entry["bootstrap_port"] = bootstrap
+    built.upstreams[role].append(entry)
+    built.watched.append(_watched_worker(role, entry, inst.nnodes))
+
+
+def _server_rank(ctx: _Deployment, role: str, inst: Instance, spec: RoleSpec, rank: int, bootstrap: int | None,
+                 worker: Mapping[str, Any], errors: Collector) -> Service:
+    """One rank of a server instance on its host, complete."""
+    host = inst.hosts[rank]
+    dist_init = f"{ctx.placement.leader_address(inst)}:{spec.dist_init_port}" if spec.dist_init_port else None
+    evidence_port = inst.rank0.watchdog_port or DEFAULT_WATCHDOG_PORT
+    values = dict(ctx.inv_values)
+    values.update(
+        host=ctx.placement.own_address(host), port=spec.port, bootstrap_port=bootstrap, nnodes=inst.nnodes,
+        node_rank=ctx.placement.node_rank(rank), dist_init_addr=dist_init,
+        socket_ifname=(host.nic if inst.nnodes > 1 else "lo"),
+        memfabric_store_url=ctx.store_url,
+    )
+    name = f"sglang-{role}-i{inst.index}-r{rank}"
+    listens = {"http": spec.port}
+    if bootstrap is not None and rank == 0:
+        listens["bootstrap"] = bootstrap
+    if dist_init and rank == 0:
+        listens["dist_init"] = spec.dist_init_port
+    if ctx.store_url and role == "prefill" and inst.index == 0 and rank == 0:
+        listens["memfabric_store"] = ctx.profile.memfabric_store_port
+    if inst.nnodes > 1 and rank == 0:
+        listens["watchdog"] = evidence_port
+    env = {k: _fill(v, values) for k, v in spec.env.items()}
+    devices = _devices(spec, inst.nnodes, values)
+    cpus = _pinned_cpus(host.settings.get("sglang_npu_cpus"), devices, name,
+                        contract.Where("sglang_npu_cpus", role, host.name), errors)
+    secret_flags = list(ctx.secret_flags.get(role, []))
+    container = None
+    if ctx.container is not None:
+        container = _container.service_container(
+            ctx.container, name, _container.npu_ids(NODE_DEVICES[ctx.profile.hardware], spec.base_gpu_id,
+                                                    spec.devices_per_node),
+            ctx.model_paths, list(env), spec.cann.sources, secret_flags,
+            fabric=inst.nnodes > 1 or role in ("prefill", "decode"), cpus=cpus)
+    return Service(
+        name=name, role=role, instance=inst.index, node_rank=rank, nnodes=inst.nnodes,
+        inventory_host=host.name, host=host.address, port=spec.port, bootstrap_port=bootstrap,
+        dist_init_addr=dist_init,
+        argv=[ctx.python, "-m", SERVER_MODULE] + render_args(spec.args, values, {}),
+        env=env,
+        health_url=f"http://{host.address}:{spec.port}/health" if rank == 0 else None,
+        ready_url=None, instance_key=inst.key, depends_on=[], listens=listens,
+        secret_flags=secret_flags,
+        watchdog=_rank_watchdog(role, inst, spec.port, evidence_port),
+        container=container,
+        python=ctx.python if ctx.container is None else None,
+        devices=devices,
+        model_paths=_model_paths(spec.args, values),
+        peers=_peers(role, inst, rank, spec, host.address, values, ctx.store),
+        mem_fraction_static=_number(_arg_text(spec.args, "--mem-fraction-static", values)),
+        worker=dict(worker) if rank == 0 else None,
+        cpus=cpus,
+        metrics_url=_metrics.url(host.address, spec.port) if ctx.monitoring.metrics else None,
+    )
+
+
+def _plan_routers(ctx: _Deployment, router_spec: RoleSpec, built: _Built) -> None:
+    """One router per host of the router group, each in front of every planned server instance."""
     expansions = {
         "prefill_upstreams": [[u["url"]] + ([str(u["bootstrap_port"])] if "bootstrap_port" in u else [])
-                              for u in upstreams["prefill"]],
-        "decode_upstreams": [[u["url"]] for u in upstreams["decode"]],
-        "worker_urls": [[u["url"] for u in upstreams["mixed"]]] if upstreams["mixed"] else [],
+                              for u in built.upstreams["prefill"]],
+        "decode_upstreams": [[u["url"]] for u in built.upstreams["decode"]],
+        "worker_urls": [[u["url"] for u in built.upstreams["mixed"]]] if built.upstreams["mixed"] else [],
     }
-    router_spec = placement.router_spec(specs["router"]) if router_hosts and "router" in specs else None
-    for index, name in enumerate(router_hosts):
-        if router_spec is None:
-            break
-        host = inv.hosts[name]
-        mini_lb = router_spec.args.get("--mini-lb") is True
-        metrics_port = _metrics.router_metrics_port(monitoring, mini_lb)
-        values = dict(inv_values, port=router_spec.port, host=placement.own_address(host), metrics_port=metrics_port,
-                      metrics_host=placement.metrics_host(host))
-        argv = [router_python, "-m", ROUTER_MODULE] + render_args(router_spec.args, values, expansions)
-        bind = str(router_spec.args.get("--host", "127.0.0.1"))
-        probe = "127.0.0.1" if bind in ("0.0.0.0", "::") else _fill(bind, values)
-        svc = Service(
-            name=f"sglang-router-i{index}", role="router", instance=index, node_rank=0, nnodes=1,
-            inventory_host=name, host=probe, port=router_spec.port, bootstrap_port=None, dist_init_addr=None,
-            argv=argv, env={k: _fill(v, values) for k, v in router_spec.env.items()},
-            health_url=f"http://{probe}:{router_spec.port}/health",
-            # The Python mini load balancer has no readiness endpoint; the Rust router does.
-            ready_url=None if mini_lb else f"http://{probe}:{router_spec.port}/readiness",
-            instance_key=f"router-i{index}", depends_on=list(rank0_names),
-            listens={"http": router_spec.port, **({"metrics": metrics_port} if metrics_port else {})},
-            secret_flags=list(secret_flags.get("router", [])),
-            watchdog=_watchdog.RouterWatch(router_url=None if mini_lb else f"http://{probe}:{router_spec.port}",
-                                           workers=tuple(watched)),
-            peers=_peers("router", None, 0, router_spec, probe, values, None), mini_lb=mini_lb,
-            python=router_python if settings is None else None,
-            metrics_url=_metrics.url(host.address, metrics_port) if monitoring.metrics and metrics_port else None,
-        )
-        planned_instances.append(InstancePlan(
-            key=svc.instance_key, role="router", instance=index, ranks=[svc.name], hosts=[name], mini_lb=mini_lb,
-            router_url=f"http://{probe}:{router_spec.port}"))
-        if settings is not None:
-            # No NPU, no driver, no model: the router only forwards requests.
-            svc.container = _container.service_container(settings, svc.name, None, (), list(svc.env), (),
-                                                         svc.secret_flags)
-        hosts.setdefault(name, HostPlan(host_tuning={}, cann={}, services=[]))
-        hosts[name].services.append(svc)
+    for index, name in enumerate(ctx.inv.groups["router"]):
+        svc = _router(ctx, router_spec, index, ctx.inv.hosts[name], expansions, built)
+        built.instances.append(InstancePlan(
+            key=svc.instance_key, role="router", instance=index, ranks=[svc.name], hosts=[name], mini_lb=svc.mini_lb,
+            router_url=f"http://{svc.host}:{svc.port}"))
+        built.add(name, svc)
 
-    _check_ports(hosts, inv, errors)
-    check_hccl_timeouts(hosts, errors)
-    errors.raise_if_any()
-    for name, host_plan in hosts.items():
-        host_plan.settings = dict(inv.hosts[name].settings) if name in inv.hosts else _settings.defaults(_settings.HOST)
-    return Plan(profile=profile.id, title=profile.title, deploy_mode=profile.deploy_mode,
-                source={"generation": profile.generation, **profile.source},
-                releases=releases, supported_releases=supported, release_changes=changes, hosts=hosts,
-                router_upstreams={k: v for k, v in upstreams.items() if v},
-                bench=_bench_in(settings, model_paths, _bench(profile, inv, router_hosts, router_spec, instances, python)),
-                # Nodes the servers occupy, a packed replica counting as one node of its share.
-                cards=profile.cards_used({role: sum(inst.nnodes for inst in instances[role])
-                                          for role in profile.server_roles}),
-                runtime="container" if settings is not None else "host",
-                container=settings,
-                hardware=profile.hardware, preflight=preflight, instances=planned_instances,
-                reference_stack=_reference_stack(releases),
-                monitoring={**dataclasses.asdict(monitoring), "host_dirs": dict(inv.monitoring_dirs)},
-                deployment=checked.get("sglang_deployment") or profile.id, settings=dict(checked))
+
+def _router(ctx: _Deployment, router_spec: RoleSpec, index: int, host: Any,
+            expansions: Mapping[str, list[list[str]]], built: _Built) -> Service:
+    """One router on its host, complete."""
+    mini_lb = router_spec.args.get("--mini-lb") is True
+    metrics_port = _metrics.router_metrics_port(ctx.monitoring, mini_lb)
+    values = dict(ctx.inv_values, port=router_spec.port, host=ctx.placement.own_address(host),
+                  metrics_port=metrics_port, metrics_host=ctx.placement.metrics_host(host))
+    argv = [ctx.router_python, "-m", ROUTER_MODULE] + render_args(router_spec.args, values, expansions)
+    bind = str(router_spec.args.get("--host", "127.0.0.1"))
+    probe = "127.0.0.1" if bind in ("0.0.0.0", "::") else _fill(bind, values)
+    name = f"sglang-router-i{index}"
+    env = {k: _fill(v, values) for k, v in router_spec.env.items()}
+    secret_flags = list(ctx.secret_flags.get("router", []))
+    return Service(
+        name=name, role="router", instance=index, node_rank=0, nnodes=1,
+        inventory_host=host.name, host=probe, port=router_spec.port, bootstrap_port=None, dist_init_addr=None,
+        argv=argv, env=env,
+        health_url=f"http://{probe}:{router_spec.port}/health",
+        # The Python mini load balancer has no readiness endpoint; the Rust router does.
+        ready_url=None if mini_lb else f"http://{probe}:{router_spec.port}/readiness",
+        instance_key=f"router-i{index}", depends_on=list(built.rank0_names),
+        listens={"http": router_spec.port, **({"metrics": metrics_port} if metrics_port else {})},
+        secret_flags=secret_flags,
+        watchdog=_watchdog.RouterWatch(router_url=None if mini_lb else f"http://{probe}:{router_spec.port}",
+                                       workers=tuple(built.watched)),
+        # No NPU, no driver, no model: the router only forwards requests.
+        container=(_container.service_container(ctx.container, name, None, (), list(env), (), secret_flags)
+                   if ctx.container is not None else None),
+        peers=_peers("router", None, 0, router_spec, probe, values, None), mini_lb=mini_lb,
+        python=ctx.router_python if ctx.container is None else None,
+        metrics_url=(_metrics.url(host.address, metrics_port) if ctx.monitoring.metrics and metrics_port
+                     else None),
+    )
+
+
+def _host_plans(ctx: _Deployment, built: _Built) -> dict[str, HostPlan]:
+    """Each host's plan, complete: its services, its tuning and CANN environment (server hosts), its settings."""
+    out: dict[str, HostPlan] = {}
+    for name, services in built.services.items():
+        server = name in built.cann
+        out[name] = HostPlan(
+            host_tuning=dict(ctx.profile.host_tuning) if server else {}, cann=built.cann.get(name, {}),
+            services=services,
+            settings=(dict(ctx.inv.hosts[name].settings) if name in ctx.inv.hosts
+                      else _settings.defaults(_settings.HOST)))
+    return out
 
 
 # What sglang_router_listen puts into the router's --host: the documented launch binds loopback (the profile's own
@@ -632,9 +721,9 @@ def _container_settings(profile: Profile, inv: Inventory, releases: Mapping[str,
 def _bench_in(settings: _container.Settings | None, model_paths: list[str],
               bench: dict[str, Any] | None) -> dict[str, Any] | None:
     """In the container runtime the benchmark runs in the image too: the engine command before its argv."""
-    if bench is not None and settings is not None:
-        bench["container"] = _container.bench_prefix(settings, model_paths)
-    return bench
+    if bench is None or settings is None:
+        return bench
+    return {**bench, "container": _container.bench_prefix(settings, model_paths)}
 
 
 WORKER_TYPES = {"prefill": "prefill", "decode": "decode", "mixed": "regular"}
@@ -759,13 +848,14 @@ def _watched_worker(role: str, entry: Mapping[str, Any], nnodes: int) -> _watchd
         bootstrap_port=entry.get("bootstrap_port"))
 
 
-def _merge_cann(host: HostPlan, cann: CannEnv) -> None:
-    merged = host.cann or {k: [] for k in cann.as_dict()}
+def _merged_cann(current: Mapping[str, list[str]] | None, cann: CannEnv) -> dict[str, list[str]]:
+    """A host's CANN environment with one more server's: every script and variable once, in first-seen order."""
+    merged = {key: list(items) for key, items in (current or {k: [] for k in cann.as_dict()}).items()}
     for key, items in cann.as_dict().items():
         for item in items:
             if item not in merged[key]:
                 merged[key].append(item)
-    host.cann = merged
+    return merged
 
 
 # The variable that moves a port of a kind (the other kinds are the profile's or sglang_overrides' ports).

@@ -35,7 +35,8 @@ COMPUTED = frozenset({
     "host", "port", "bootstrap_port", "nnodes", "node_rank", "dist_init_addr", "socket_ifname",
     "memfabric_store_url", "prefill_upstreams", "decode_upstreams", "worker_urls", "entry_host", "entry_port",
 })
-# Values that come from inventory variables, by placeholder name.
+# Values that come from inventory variables, by placeholder name: the paths a server reads (the container runtime
+# mounts each one, plugin_utils/plan/_container.py).
 FROM_INVENTORY = {
     "model_path": "sglang_model_path",
     "draft_model_path": "sglang_draft_model_path",

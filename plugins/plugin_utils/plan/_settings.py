@@ -285,8 +285,9 @@ TABLE: tuple[Setting, ...] = (
       c.absolute_path, type="path"),
     S("sglang_release", DEPLOYMENT, "SGLang release the argv is rendered and validated for.", c.release),
     S("sglang_router_release", DEPLOYMENT, "sglang-router release the router argv is rendered for.", c.release),
-    S("sglang_python", DEPLOYMENT, "Interpreter of the servers (absolute path or a command on PATH).", c.command),
-    S("sglang_router_python", DEPLOYMENT, "Interpreter of the router.", c.command),
+    S("sglang_python", DEPLOYMENT, "Interpreter of the servers (absolute path or a command on PATH).", c.command,
+      "python3"),
+    S("sglang_router_python", DEPLOYMENT, "Interpreter of the router.", c.command, "python3"),
     S("sglang_overrides", DEPLOYMENT, "Per role, flags and env values over the profile's (" + _PLANNED + ").",
       entries=(), type="dict"),
     S("sglang_secrets", DEPLOYMENT, "Secret launch values per role, e.g. C({router: {--api-key: ...}}); the plan "

@@ -557,7 +557,7 @@ def test_ranks_of_one_instance_must_share_the_hccl_timeouts():
     assert [(f.host, f.variable, f.message) for f in errors.findings] == [
         ("d0", "sglang_overrides.decode.env.HCCL_CONNECT_TIMEOUT",
          "the ranks of instance decode-i0 must use one HCCL_CONNECT_TIMEOUT, got d0: 1200, d1: 600")]
-    hosts["d1"].services[0].env = {"HCCL_CONNECT_TIMEOUT": "1200", "HCCL_EXEC_TIMEOUT": "300"}
+    hosts["d1"] = HostPlan({}, {}, [rank("d1", 1, {"HCCL_CONNECT_TIMEOUT": "1200", "HCCL_EXEC_TIMEOUT": "300"})])
     errors = Collector()
     check_hccl_timeouts(hosts, errors)
     assert [f.message for f in errors.findings] == [
