@@ -13,6 +13,7 @@ from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.ascend.sglang.plugins.module_utils.files._atomic_files import place_all
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import typed_plan
 from ansible_collections.ascend.sglang.plugins.plugin_utils.targets import _monitoring
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._serialize import plain
 
@@ -24,9 +25,10 @@ class ActionModule(ActionBase):
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars or {})
         args = plain(self._task.args)  # plain Python: Ansible's tagged types reach no writer
-        plan = args.get("plan")
-        if not isinstance(plan, dict) or not isinstance(plan.get("hosts"), dict):
-            raise AnsibleActionFail("plan: the deployment plan (sglang_plan)")
+        try:
+            plan = typed_plan(args.get("plan"))
+        except ValueError as exc:
+            raise AnsibleActionFail(str(exc)) from None
         dest = str(args.get("dest") or "")
         controller = boolean(args.get("controller", False), strict=True)
         # What the operator set: errors name it.

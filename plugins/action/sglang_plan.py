@@ -44,8 +44,9 @@ class ActionModule(ActionBase):
         # Returned as a result, not as a fact: playbooks register it and set_fact sglang_plan.
         planned = result_plan.as_dict()
         # What will run where, for the operator to review (plugin_utils/report/_plan_table.py).
-        result.update(changed=False, plan=planned, table=_plan_table.lines(planned),
-                      plan_table={key: value for key, value in _plan_table.document(planned).items() if key != "plan"})
+        result.update(changed=False, plan=planned, table=_plan_table.lines(result_plan),
+                      plan_table={key: value for key, value in _plan_table.document(result_plan).items()
+                                  if key != "plan"})
         return result
 
     def _check_archive(self, variables, errors):

@@ -17,6 +17,7 @@ from ansible.template import trust_as_template
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._host_files import DEFAULT_SETTINGS, host_files
 from ansible_collections.ascend.sglang.plugins.module_utils.files._atomic_files import place_all
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import typed_plan
 from ansible_collections.ascend.sglang.plugins.plugin_utils.targets import _monitoring
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._output_dir import ForeignFiles, refuse_foreign
 from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._rollout import (
@@ -191,7 +192,7 @@ class ActionModule(ActionBase):
                 raise AnsibleActionFail(f"a host named '{MONITORING_DIR}' would share the render directory of the "
                                         "Prometheus files: render with sglang_metrics=false or rename the host")
             top = os.path.join(base, MONITORING_DIR)
-            for rel, text in _monitoring.files(plan, top).items():
+            for rel, text in _monitoring.files(typed_plan(plan), top).items():
                 path = os.path.join(top, rel)
                 if os.path.dirname(path) not in [d["path"] for d in directories]:
                     directories.append({"path": os.path.dirname(path), "mode": 0o755})

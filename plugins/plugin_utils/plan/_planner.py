@@ -198,6 +198,19 @@ class Plan:
         return cls(**fields)
 
 
+def typed_plan(value: Any) -> Plan:
+    """The typed plan of what an action or a filter was given (sglang_plan: the plan's dict form): the one place
+    controller code reads the plan by key.  ValueError saying what is wrong (not a plan, another version)."""
+    if isinstance(value, Plan):
+        return value
+    if not isinstance(value, Mapping) or not isinstance(value.get("hosts"), Mapping):
+        raise ValueError(f"plan: the deployment plan (sglang_plan), got {type(value).__name__}")
+    try:
+        return Plan.from_dict(value)
+    except (TypeError, KeyError, AttributeError) as exc:
+        raise ValueError(f"plan: not a plan of this collection ({exc}): run playbooks/plan.yml again") from None
+
+
 def _plain(value: Any) -> Any:
     """The dict / JSON form of a part of the plan, copied: a dataclass is a dict (its own ``as_dict()`` where it
     has one: a key it leaves out), a tuple a list."""

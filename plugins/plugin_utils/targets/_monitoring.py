@@ -3,7 +3,7 @@
 """Monitoring from the plan: the Prometheus files of a deployment (the metrics flags the launches get are
 plan/_metrics.py's).
 
-Pure; no Ansible import.  ``files`` turns a plan (its dict form) into the
+Pure; no Ansible import.  ``files`` turns a plan (typed: plan/_planner.py Plan) into the
 files an operator's Prometheus reads:
 
 - ``targets/<deployment>.<role>.json``: Prometheus ``file_sd`` target lists, one per scrape job (role), every
@@ -30,10 +30,11 @@ from __future__ import annotations
 
 import json
 import urllib.parse
-from typing import Any, Mapping
+from typing import Any
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import SERVER_ROLES
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._serialize import yaml_text
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import Plan
 
 ROLES = SERVER_ROLES + ("router",)
 # Roles whose servers answer the client's tokens: their TTFT and inter-token latency are what the client sees.
@@ -47,28 +48,26 @@ RATE_WINDOW = "5m"
 
 # ---- the files --------------------------------------------------------------------------------------------------
 
-def targets(plan: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+def targets(plan: Plan) -> dict[str, list[dict[str, Any]]]:
     """role -> its file_sd entries: one per service with a metrics URL, by instance and node rank."""
     out: dict[str, list[dict[str, Any]]] = {role: [] for role in ROLES}
-    for host, host_plan in (plan.get("hosts") or {}).items():
-        for svc in host_plan.get("services") or []:
-            metrics_url = svc.get("metrics_url")
-            if not metrics_url:
+    for host, host_plan in plan.hosts.items():
+        for svc in host_plan.services:
+            if not svc.metrics_url:
                 continue
-            address = urllib.parse.urlsplit(metrics_url).netloc
-            labels = {"deployment": deployment(plan), "profile": str(plan["profile"]), "role": svc["role"], "sglang_instance": svc["instance_key"],
-                      "node_rank": str(svc["node_rank"]), "nnodes": str(svc["nnodes"]), "host": str(host),
-                      "service": svc["name"]}
-            out[svc["role"]].append({"order": (int(svc["instance"]), int(svc["node_rank"])), "targets": [address],
-                                     "labels": labels})
+            address = urllib.parse.urlsplit(svc.metrics_url).netloc
+            labels = {"deployment": deployment(plan), "profile": plan.profile, "role": svc.role,
+                      "sglang_instance": svc.instance_key, "node_rank": str(svc.node_rank), "nnodes": str(svc.nnodes),
+                      "host": str(host), "service": svc.name}
+            out[svc.role].append({"order": (svc.instance, svc.node_rank), "targets": [address], "labels": labels})
     for role, entries in out.items():
         out[role] = [{k: v for k, v in e.items() if k != "order"} for e in sorted(entries, key=lambda e: e["order"])]
     return out
 
 
-def deployment(plan: Mapping[str, Any]) -> str:
-    """The deployment's name (sglang_deployment; the profile id in a plan made before it existed)."""
-    return str(plan.get("deployment") or plan["profile"])
+def deployment(plan: Plan) -> str:
+    """The deployment's name (sglang_deployment, the profile id by default)."""
+    return plan.deployment or plan.profile
 
 
 def _yaml(value: Any) -> str:
@@ -91,10 +90,10 @@ def _alert(name: str, expr: str, for_: str, severity: str, summary: str, descrip
             "annotations": {"summary": summary, "description": description}}
 
 
-def rules(plan: Mapping[str, Any]) -> str:
+def rules(plan: Plan) -> str:
     """The recording and alerting rules of one plan."""
-    mon = plan.get("monitoring") or {}
-    profile = str(plan["profile"])
+    mon = plan.monitoring
+    profile = plan.profile
     name = deployment(plan)
     # The deployment's own series: another deployment of the same profile in the same Prometheus is not mixed in.
     sel = f'deployment="{name}"'
@@ -179,10 +178,10 @@ def rules(plan: Mapping[str, Any]) -> str:
     return head + _yaml(doc)
 
 
-def files(plan: Mapping[str, Any], base: str) -> dict[str, str]:
+def files(plan: Plan, base: str) -> dict[str, str]:
     """Relative path -> content of the Prometheus files of a plan written under ``base`` (absolute: the scrape
     config names its files by absolute path, as an existing prometheus.yml including it needs)."""
-    mon = plan.get("monitoring") or {}
+    mon = plan.monitoring
     if not mon.get("metrics"):
         raise ValueError("sglang_metrics is false: the servers export no metrics, there is nothing to scrape")
     name = deployment(plan)

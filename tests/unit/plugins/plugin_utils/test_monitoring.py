@@ -7,6 +7,8 @@ fires on a series that should raise it and stays silent on a healthy one.  They 
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 import os
 import re
@@ -85,7 +87,7 @@ def test_metrics_off_leaves_the_documented_launches():
     # The Rust router still listens on its own default exporter port: the clash checks keep counting it.
     assert services(off, "router")[0].listens["metrics"] == _metrics.ROUTER_DEFAULT_METRICS_PORT
     with pytest.raises(ValueError, match="sglang_metrics is false"):
-        _monitoring.files(off.as_dict(), "/srv/prometheus")
+        _monitoring.files(off, "/srv/prometheus")
 
 
 def test_mini_lb_router_has_no_exporter_and_no_target():
@@ -93,7 +95,7 @@ def test_mini_lb_router_has_no_exporter_and_no_target():
     router = services(p, "router")[0]
     assert "--prometheus-port" not in router.argv and "metrics" not in router.listens
     assert router.metrics_url is None
-    assert _monitoring.targets(p.as_dict())["router"] == []
+    assert _monitoring.targets(p)["router"] == []
 
 
 def test_router_named_by_host_name_binds_every_address():
@@ -148,7 +150,7 @@ def test_ttft_threshold_from_the_variable_the_published_mean_or_the_fallback():
 # ---- the files ------------------------------------------------------------------------------------------------
 
 def test_pd_targets_and_labels():
-    p = pd().as_dict()
+    p = pd()
     files = _monitoring.files(p, "/srv/prom")
     decode = json.loads(files[f"targets/{PD_RUST}.decode.json"])
     assert decode == [
@@ -180,7 +182,7 @@ def test_pd_targets_and_labels():
 
 
 def test_sixty_four_host_fleet_targets():
-    p = plan(load_profile(MIXED_1NODE), inventory(mixed=64, router=1)).as_dict()
+    p = plan(load_profile(MIXED_1NODE), inventory(mixed=64, router=1))
     found = _monitoring.targets(p)
     assert len(found["mixed"]) == 64 and len(found["router"]) == 1
     addresses = [e["targets"][0] for e in found["mixed"]]
@@ -193,8 +195,8 @@ def test_sixty_four_host_fleet_targets():
 
 
 def test_files_do_not_depend_on_the_order_of_hosts():
-    a = pd().as_dict()
-    b = dict(a, hosts=dict(reversed(list(a["hosts"].items()))))
+    a = pd()
+    b = dataclasses.replace(a, hosts=dict(reversed(list(a.hosts.items()))))
     assert _monitoring.files(a, "/d") == _monitoring.files(b, "/d")
 
 
@@ -222,7 +224,7 @@ def write(files, base):
                                          (QWEN35, {"mixed": 1})])
 def test_promtool_checks_config_and_rules(tmp_path, pid, layout):
     tool = promtool()
-    write(_monitoring.files(plan(load_profile(pid), inventory(**layout)).as_dict(), str(tmp_path)), tmp_path)
+    write(_monitoring.files(plan(load_profile(pid), inventory(**layout)), str(tmp_path)), tmp_path)
     config = subprocess.run([tool, "check", "config", str(tmp_path / "prometheus.yml")], capture_output=True, text=True,
                             check=False)
     assert config.returncode == 0, config.stdout + config.stderr
@@ -291,7 +293,7 @@ class Case:
 def run_promtool(tmp_path, p, tests):
     tool = promtool()
     write(_monitoring.files(p, str(tmp_path)), tmp_path)
-    spec = {"rule_files": [str(tmp_path / "rules" / f"{p['profile']}.yml")], "evaluation_interval": "15s",
+    spec = {"rule_files": [str(tmp_path / "rules" / f"{p.profile}.yml")], "evaluation_interval": "15s",
             "tests": tests}
     (tmp_path / "tests.yml").write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
     done = subprocess.run([tool, "test", "rules", str(tmp_path / "tests.yml")], capture_output=True, text=True,
@@ -300,7 +302,7 @@ def run_promtool(tmp_path, p, tests):
 
 
 def mixed_case():
-    return Case(plan(load_profile(MIXED_2NODE), inventory(mixed=2, router=1, sglang_alert_down_for="1m")).as_dict())
+    return Case(plan(load_profile(MIXED_2NODE), inventory(mixed=2, router=1, sglang_alert_down_for="1m")))
 
 
 def test_promtool_server_down_and_ranks_disagree(tmp_path):
@@ -360,8 +362,8 @@ def test_promtool_queueing_tpot_and_ttft(tmp_path):
     rank0 = target_labels(case.found["mixed"][0], "sglang-mixed")
     metric = dict(rank0, model_name="/models/m", engine_type="unified", tp_rank="0", pp_rank="0")
     instance = {k: rank0[k] for k in ("deployment", "profile", "role", "sglang_instance")}
-    tpot = case.plan["monitoring"]["tpot_target_seconds"]
-    ttft = case.plan["monitoring"]["ttft_p90_seconds"]
+    tpot = case.plan.monitoring["tpot_target_seconds"]
+    ttft = case.plan.monitoring["ttft_p90_seconds"]
     slow_itl = min(b for b in BUCKETS_ITL if b > tpot)  # every token slower than the target
     slow_ttft = min(b for b in BUCKETS_TTFT if b > ttft)
     ok_itl = max(b for b in BUCKETS_ITL if b < tpot / 2)
@@ -398,7 +400,7 @@ def test_promtool_queueing_tpot_and_ttft(tmp_path):
 
 
 def test_a_file_the_collection_did_not_write_is_foreign():
-    p = pd().as_dict()
+    p = pd()
     files = _monitoring.files(p, "/srv/prom")
     name = _monitoring.deployment(p)
     for rel, text in files.items():  # its own files may be replaced
@@ -413,7 +415,7 @@ def test_a_file_the_collection_did_not_write_is_foreign():
 
 
 def test_two_deployments_of_one_profile_are_told_apart():
-    a, b = pd(sglang_deployment="cluster-a").as_dict(), pd(sglang_deployment="cluster-b").as_dict()
+    a, b = pd(sglang_deployment="cluster-a"), pd(sglang_deployment="cluster-b")
     fa, fb = _monitoring.files(a, "/srv/prom"), _monitoring.files(b, "/srv/prom")
     assert set(fa) & set(fb) == {"prometheus.yml"} and fa["prometheus.yml"] == fb["prometheus.yml"]
     rules = yaml.safe_load(fa["rules/cluster-a.yml"])

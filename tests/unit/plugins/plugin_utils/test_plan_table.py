@@ -25,10 +25,10 @@ def inventory(prefill=0, decode=0, mixed=0, router=0, **variables):
 
 
 def test_pd32_table_rows_ports_and_router_line():
-    p = plan(load_profile(PD32), inventory(prefill=2, decode=2, router=1)).as_dict()
+    p = plan(load_profile(PD32), inventory(prefill=2, decode=2, router=1))
     lines = _plan_table.lines(p)
-    assert lines[0] == (f"{p['title']}: 5 hosts, 5 services, sglang {p['releases']['sglang']}, "
-                        f"sglang-router {p['releases']['sglang_router']} (host runtime)")
+    assert lines[0] == (f"{p.title}: 5 hosts, 5 services, sglang {p.releases['sglang']}, "
+                        f"sglang-router {p.releases['sglang_router']} (host runtime)")
     rows = _plan_table.rows(p)
     assert [(r["host"], r["role"], r["instance"], r["node_rank"]) for r in rows] == [
         ("prefill0", "prefill", 0, 0), ("prefill1", "prefill", 1, 0), ("decode0", "decode", 0, 0),
@@ -41,32 +41,32 @@ def test_pd32_table_rows_ports_and_router_line():
     assert lines[-1] == ("sglang-router-i0 on router0 (mini-lb, http://127.0.0.1:6688): prefill http://10.1.0.1:8000 "
                          "(bootstrap 8998), http://10.1.0.2:8000 (bootstrap 8999); decode http://10.2.0.1:8001")
     doc = _plan_table.document(p)
-    assert json.loads(json.dumps(doc))["services"][0]["service"] == "sglang-prefill-i0-r0" and doc["plan"] == p
+    assert json.loads(json.dumps(doc))["services"][0]["service"] == "sglang-prefill-i0-r0" and doc["plan"] == p.as_dict()
 
 
 def test_the_table_names_the_profiles_generation_source_and_release():
-    january = plan(load_profile(PD32), inventory(prefill=2, decode=2, router=1)).as_dict()
+    january = plan(load_profile(PD32), inventory(prefill=2, decode=2, router=1))
     assert _plan_table.lines(january)[1] == (
         "source: generation 2026-01, document 000, section 'Deepseek-R1 Atlas 800I A3-32Card PD Separation "
         "3.5K-1.5K 50ms'; planned release sglang 0.5.6.post2")
     page = plan(load_profile("glm_5_1_a3_32c_pd_131k1_1k_50ms"),
-                inventory(prefill=2, decode=2, router=1)).as_dict()
+                inventory(prefill=2, decode=2, router=1))
     assert _plan_table.lines(page)[1] == (
         "source: generation 2026-11, sgl-project/sglang docs_new/docs/hardware-platforms/ascend-npus/best_practice/"
         "glm5_1.mdx@06bd6c834fe0#glm5-1-w4a8-1p1d-32p-in128k-out1k; planned release sglang 0.5.13.post1")
 
 
 def test_no_router_no_router_release_and_one_host():
-    p = plan(load_profile(MIXED_1NODE), inventory(mixed=1)).as_dict()
-    assert _plan_table.summary(p) == f"{p['title']}: 1 host, 1 service, sglang {p['releases']['sglang']} (host runtime)"
+    p = plan(load_profile(MIXED_1NODE), inventory(mixed=1))
+    assert _plan_table.summary(p) == f"{p.title}: 1 host, 1 service, sglang {p.releases['sglang']} (host runtime)"
     assert _plan_table.routers(p) == []
     assert [r["npus"] for r in _plan_table.rows(p)] == [[0, 1, 2, 3]]
 
 
 def test_sixty_four_host_fleet_table():
-    p = plan(load_profile(MIXED_1NODE), inventory(mixed=64, router=1)).as_dict()
+    p = plan(load_profile(MIXED_1NODE), inventory(mixed=64, router=1))
     lines = _plan_table.lines(p)
-    assert lines[0].startswith(f"{p['title']}: 65 hosts, 65 services,")
+    assert lines[0].startswith(f"{p.title}: 65 hosts, 65 services,")
     body = [line for line in lines if line.startswith("| mixed")]
     assert len(body) == 64 and body[63].startswith("| mixed63 | mixed  | 63   | 0/1  | 10.3.0.64 ")
     assert lines[-1].count("http://10.3.0.") == 64
