@@ -99,12 +99,6 @@ ROLE_DOCS: dict[str, tuple[str, str]] = {
         PLAN_IMPORT + "- name: Tune the server hosts\n  hosts: prefill:decode:mixed\n  gather_facts: false\n"
         "  roles:\n    - role: ascend.sglang.host_tuning\n      vars:\n"
         "        sglang_host_tuning_governor: false   # the kernel settings only\n"),
-    "cann_env": (
-        "That file is the CANN environment every server launcher sources. `playbooks/deploy.yml` writes it with each "
-        "server host's service files, so this role is for writing it on its own; a server role run after it in the "
-        "same run restarts every service of the host when it changed (the fact `sglang_cann_env_changed`).",
-        PLAN_IMPORT + "- name: Write the CANN environment of the server hosts\n  hosts: prefill:decode:mixed\n"
-        "  gather_facts: false\n  roles:\n    - role: ascend.sglang.cann_env\n"),
     "prefill": (_server_flow("prefill"), _server_example("prefill")),
     "decode": (_server_flow("decode"), _server_example("decode")),
     "mixed": (_server_flow("mixed"), _server_example("mixed")),

@@ -1,7 +1,8 @@
 # Copyright: ascend.sglang contributors
 # Apache License 2.0
 """Filters of the operations playbooks (deploy, status, doctor, stop, restart): the plan's instances and routers,
-the instances with a restart pending, the services' start records and watchdog lines, a rollout's failures.
+the instances with a restart pending, the services' start records and watchdog lines, a rollout's failures, a
+host's settings and the files stop.yml purges.
 The logic is in plugins/plugin_utils/rollout/_instances.py and _status.py (pure, unit-tested)."""
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ from ansible_collections.ascend.sglang.plugins.module_utils.files._units import 
 from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._instances import (
     batch_size, failed_items, instances, pending_instances, restart_batches, routers, without_env,
 )
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._settings import host_values
 from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._status import watchdog_lines
+from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._host_files import purge_paths
 
 
 def sglang_instances(plan):
@@ -38,6 +41,20 @@ def sglang_failed_items(result):
 def sglang_start_records(services):
     """The start records (/run/sglang/<unit>.started) of these services' units and their watchdogs' (names)."""
     return [record_path(unit) for name in services or [] for unit in service_units(str(name))]
+
+
+def sglang_host_settings(plan, host, own=None):
+    """One host's host-scope settings by variable name: the plan's, or for a host the plan has no entry for, its
+    own values (own: its hostvars) over the settings table's defaults; the playbooks restate no default."""
+    return host_values(plan, host, own)
+
+
+def sglang_purge_files(plan, host, settings=None):
+    """Every path stop.yml's purge removes on this host (plugin_utils/targets/_host_files.py, the one list of the
+    files a host's plan produces); settings: the host's, as sglang_host_settings gives them."""
+    host_plan = ((plan or {}).get("hosts") or {}).get(host) or {}
+    dirs = {name[len("sglang_"):]: value for name, value in (settings or {}).items() if name.startswith("sglang_")}
+    return purge_paths(host_plan, dirs)
 
 
 def sglang_routers(plan):
@@ -69,7 +86,8 @@ def sglang_without_env(services):
 class FilterModule:
     def filters(self):
         return {"sglang_failed_items": sglang_failed_items, "sglang_instances": sglang_instances,
-                "sglang_pending_instances": sglang_pending_instances, "sglang_restart_batches": sglang_restart_batches,
+                "sglang_host_settings": sglang_host_settings, "sglang_pending_instances": sglang_pending_instances,
+                "sglang_purge_files": sglang_purge_files, "sglang_restart_batches": sglang_restart_batches,
                 "sglang_rollout_failures": sglang_rollout_failures, "sglang_routers": sglang_routers,
                 "sglang_start_records": sglang_start_records, "sglang_watchdog_lines": sglang_watchdog_lines,
                 "sglang_without_env": sglang_without_env}

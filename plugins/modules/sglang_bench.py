@@ -55,9 +55,10 @@ options:
     description: Model name or path passed as C(--model).
     type: str
   timeout:
-    description: Seconds after which the benchmark is killed and the task fails.
+    description: Seconds after which the benchmark is killed and the task fails (bench.yml passes
+      C(sglang_bench_timeout) from the plan).
     type: int
-    default: 7200
+    required: true
   environment:
     description: Extra environment variables of the benchmark process (e.g. C(HF_HUB_OFFLINE=1)).
     type: dict
@@ -76,6 +77,7 @@ EXAMPLES = r"""
     flags: "{{ sglang_plan.bench.flags }}"
     overrides: {--num-prompts: 64}
     tokenizer: /data/models/DeepSeek-R1-W8A8
+    timeout: "{{ sglang_plan.settings.sglang_bench_timeout }}"
   register: sglang_bench_result
 """
 
@@ -133,7 +135,7 @@ def main():
             "python": {"type": "str", "required": True},
             "tokenizer": {"type": "str", "no_log": False},  # a directory, not a secret
             "model": {"type": "str"},
-            "timeout": {"type": "int", "default": 7200},
+            "timeout": {"type": "int", "required": True},
             "environment": {"type": "dict", "default": {}},
         },
         supports_check_mode=True,

@@ -38,15 +38,16 @@ options:
     description: Directory of the profiles (default the collection's C(profiles/)).
     type: path
   output_dir:
-    description: Controller directory of the reports.
+    description: Controller directory of the reports (bench.yml passes C(sglang_bench_dir) from the plan).
     type: path
-    default: sglang-bench
+    required: true
   tolerance:
     description: >-
       Allowed excess of mean TPOT over the target, as a fraction (0.10 = 10 %). The published
-      figures themselves exceed their target by up to 9.6 %.
+      figures themselves exceed their target by up to 9.6 %. bench.yml passes C(sglang_bench_tpot_tolerance) from
+      the plan.
     type: float
-    default: 0.10
+    required: true
   tpot_target_ms:
     description: >-
       Mean TPOT target in milliseconds to hold the deployment to instead of the profile's C(tpot_target_ms)
@@ -57,9 +58,10 @@ options:
     type: bool
     default: true
   fail:
-    description: Fail the task when the run fails a criterion (C(false) only reports).
+    description: Fail the task when the run fails a criterion (C(false) only reports); bench.yml passes
+      C(sglang_bench_fail) from the plan.
     type: bool
-    default: true
+    required: true
 extends_documentation_fragment:
   - ascend.sglang.attributes.controller
 author:
@@ -72,6 +74,8 @@ EXAMPLES = r"""
     result: "{{ hostvars[sglang_plan.bench.host].sglang_bench_result }}"
     profile: "{{ sglang_plan.profile }}"
     output_dir: sglang-bench
+    tolerance: "{{ sglang_plan.settings.sglang_bench_tpot_tolerance }}"
+    fail: "{{ sglang_plan.settings.sglang_bench_fail }}"
 """
 
 RETURN = r"""

@@ -32,9 +32,10 @@ options:
     type: path
     required: true
   collect_dir:
-    description: Directory on the controller that receives the archive.
+    description: Directory on the controller that receives the archive (collect.yml passes C(sglang_collect_dir)
+      from the plan).
     type: path
-    default: .
+    required: true
   hosts:
     description: Hosts of the bundle. Unset - the plan's hosts.
     type: list
@@ -64,7 +65,7 @@ EXAMPLES = r"""
   ascend.sglang.sglang_collect_report:
     plan: "{{ sglang_plan }}"
     bundle_dir: "{{ sglang_collect_bundle }}"
-    collect_dir: "{{ sglang_collect_dir | default('.') }}"
+    collect_dir: "{{ sglang_plan.settings.sglang_collect_dir }}"
   register: sglang_collect_result
 """
 

@@ -44,9 +44,9 @@ notes:
     load one."
   - "C(sglang_release) (deployment; str; default -): SGLang release the argv is rendered and validated for."
   - "C(sglang_router_release) (deployment; str; default -): sglang-router release the router argv is rendered for."
-  - "C(sglang_python) (deployment; str; default -): Interpreter of the servers (absolute path or a command on
-    PATH)."
-  - "C(sglang_router_python) (deployment; str; default -): Interpreter of the router."
+  - "C(sglang_python) (deployment; str; default \"python3\"): Interpreter of the servers (absolute path or a command
+    on PATH)."
+  - "C(sglang_router_python) (deployment; str; default \"python3\"): Interpreter of the router."
   - "C(sglang_overrides) (deployment; dict; default -): Per role, flags and env values over the profile's (checked
     by the planner with the profile)."
   - "C(sglang_secrets) (deployment; dict; default -): Secret launch values per role, e.g. C({router: {--api-key:
@@ -209,7 +209,7 @@ notes:
     its model before the liveness probe counts (the startup probe's allowance)."
   - "C(sglang_preflight_fail_on) (run; str; default -; one of fail, warn, never): Stop deploy/preflight on: fail,
     warn or never."
-  - "C(sglang_preflight_skip) (run; bool; default -): Skip the preflight checks of deploy.yml."
+  - "C(sglang_preflight_skip) (run; bool; default false): Skip the preflight checks of deploy.yml."
   - "C(sglang_preflight_stack) (run; str; default -; one of warn, fail, off): A server stack other than the
     reference environment: warn, fail or off."
   - "C(sglang_preflight_json) (run; path; default -): Also write the preflight report as JSON on the controller."
@@ -227,33 +227,35 @@ notes:
   - "C(sglang_npu_toolkit_info) (run; path; default -): The toolkit's ascend_toolkit_install.info on the hosts."
   - "C(sglang_doctor_fail_on) (run; str; default -; one of fail, warn, never): doctor.yml fails on: fail, warn or
     never."
-  - "C(sglang_doctor_include_ok) (run; bool; default -): doctor.yml also lists the checks that passed."
-  - "C(sglang_doctor_json) (run; path; default -): Where doctor.yml writes its JSON report on the controller."
-  - "C(sglang_status_json) (run; path; default -): Where status.yml writes its JSON report on the controller."
-  - "C(sglang_status_fail_unhealthy) (run; bool; default -): status.yml fails when a service is not healthy."
-  - "C(sglang_status_timeout) (run; int; default -): Seconds of each status probe."
-  - "C(sglang_stop_disable) (run; bool; default -): stop.yml also disables the units."
-  - "C(sglang_stop_purge) (run; bool; default -): stop.yml also removes the files of the deployment."
-  - "C(sglang_stop_retries) (run; int; default -): Checks (one per second) that a stopped service is gone."
-  - "C(sglang_stop_port_timeout) (run; int; default -): Seconds a stopped service's ports may take to close."
+  - "C(sglang_doctor_include_ok) (run; bool; default false): doctor.yml also lists the checks that passed."
+  - "C(sglang_doctor_json) (run; path; default \"sglang-doctor.json\"): Where doctor.yml writes its JSON report on
+    the controller."
+  - "C(sglang_status_json) (run; path; default \"sglang-status.json\"): Where status.yml writes its JSON report on
+    the controller."
+  - "C(sglang_status_fail_unhealthy) (run; bool; default false): status.yml fails when a service is not healthy."
+  - "C(sglang_status_timeout) (run; int; default 5): Seconds of each status probe."
+  - "C(sglang_stop_disable) (run; bool; default true): stop.yml also disables the units."
+  - "C(sglang_stop_purge) (run; bool; default false): stop.yml also removes the files of the deployment."
+  - "C(sglang_stop_retries) (run; int; default 45): Checks (one per second) that a stopped service is gone."
+  - "C(sglang_stop_port_timeout) (run; int; default 30): Seconds a stopped service's ports may take to close."
   - "C(sglang_restart_only) (run; raw; default -): Instance keys restart.yml restarts (a list, or comma-separated)."
-  - "C(sglang_restart_batch) (run; raw; default -): Instances restart.yml may take out of service at once
+  - "C(sglang_restart_batch) (run; raw; default 1): Instances restart.yml may take out of service at once
     (maxUnavailable): a count, or a percentage of the server instances (25%)."
-  - "C(sglang_restart_router_timeout) (run; int; default -): Seconds the router may take to drop or list an
+  - "C(sglang_restart_router_timeout) (run; int; default 300): Seconds the router may take to drop or list an
     instance."
-  - "C(sglang_bench_dir) (run; path; default -): Controller directory of the benchmark results."
+  - "C(sglang_bench_dir) (run; path; default \"sglang-bench\"): Controller directory of the benchmark results."
   - "C(sglang_bench_environment) (run; dict; default -): Extra environment of the benchmark client."
-  - "C(sglang_bench_fail) (run; bool; default -): bench.yml fails when a documented target is missed."
+  - "C(sglang_bench_fail) (run; bool; default true): bench.yml fails when a documented target is missed."
   - "C(sglang_bench_model) (run; str; default -): --model of the benchmark client."
   - "C(sglang_bench_overrides) (run; dict; default -): Flags over the documented benchmark command."
   - "C(sglang_bench_python) (run; str; default -): Interpreter of the benchmark client."
-  - "C(sglang_bench_timeout) (run; int; default -): Seconds the benchmark may run."
+  - "C(sglang_bench_timeout) (run; int; default 7200): Seconds the benchmark may run."
   - "C(sglang_bench_tokenizer) (run; str; default -): --tokenizer of the benchmark client."
   - "C(sglang_bench_tpot_target_ms) (run; float; default -): TPOT target of the benchmark in ms (default: the
     profile's)."
-  - "C(sglang_bench_tpot_tolerance) (run; float; default -): Tolerance over the TPOT target (0.10: 10 %)."
-  - "C(sglang_collect) (run; bool; default -): doctor.yml also collects the failure bundle."
-  - "C(sglang_collect_dir) (run; path; default -): Controller directory of the failure bundle."
+  - "C(sglang_bench_tpot_tolerance) (run; float; default 0.1): Tolerance over the TPOT target (0.10: 10 %)."
+  - "C(sglang_collect) (run; bool; default false): doctor.yml also collects the failure bundle."
+  - "C(sglang_collect_dir) (run; path; default \".\"): Controller directory of the failure bundle."
   - "C(sglang_collect_since) (run; str; default -): Start of the journal window: @EPOCH, YYYY-MM-DD[ HH:MM[:SS]],
     today, yesterday."
   - "C(sglang_collect_max_lines) (run; int; default -): Journal lines kept per unit."

@@ -139,7 +139,7 @@ daemon_reload:
   returned: always
   type: bool
 services:
-  description: Deployment - per planned service of the call, why it is due for a restart of its own (C(due): its
+  description: Deployment - per planned service of the call, why it is due for a restart of its own (C(due) - its
     files changed, O(restart_all), or it runs other files than its own) and its state (C(running), C(enabled),
     C(unit_changed), C(new_unit), its C(watchdog)). What restarts is decided for the whole fleet from every host's
     report, by the filter P(ascend.sglang.sglang_rollout#filter) (an instance restarts as a whole, on every host).

@@ -31,13 +31,14 @@ options:
     elements: dict
     required: true
   timeout:
-    description: Seconds to wait for each HTTP answer.
+    description: Seconds to wait for each HTTP answer (the playbooks pass C(sglang_status_timeout) from the plan).
     type: int
-    default: 5
+    required: true
   watchdog_state_dir:
     description: Directory of the instance watchdogs' state files (C(<name>.json)); a service with one gets C(watchdog).
+      The playbooks pass the host's C(sglang_watchdog_state_dir) from the plan (the settings table holds its default).
     type: path
-    default: /var/lib/sglang-watchdog
+    required: true
 extends_documentation_fragment:
   - ascend.sglang.attributes.host
 author:
@@ -48,6 +49,8 @@ EXAMPLES = r"""
 - name: Status of this host's services
   ascend.sglang.sglang_service_status:
     services: "{{ sglang_plan.hosts[inventory_hostname].services }}"
+    timeout: "{{ sglang_plan.settings.sglang_status_timeout }}"
+    watchdog_state_dir: "{{ sglang_plan.hosts[inventory_hostname].settings.sglang_watchdog_state_dir }}"
   register: sglang_status_result
 """
 
@@ -116,8 +119,8 @@ def _metrics(url, timeout):
 
 def main():
     module = AnsibleModule(argument_spec={"services": {"type": "list", "elements": "dict", "required": True},
-                                          "timeout": {"type": "int", "default": 5},
-                                          "watchdog_state_dir": {"type": "path", "default": "/var/lib/sglang-watchdog"}},
+                                          "timeout": {"type": "int", "required": True},
+                                          "watchdog_state_dir": {"type": "path", "required": True}},
                            supports_check_mode=True)
     systemctl = module.get_bin_path("systemctl", required=True)
     with open("/proc/uptime", encoding="ascii") as handle:

@@ -30,9 +30,10 @@ options:
     description: Write C({profile, healthy, services}) here (controller path). Omit to write nothing.
     type: path
   fail_unhealthy:
-    description: Fail when a service is not active or its health endpoint does not answer 200.
+    description: Fail when a service is not active or its health endpoint does not answer 200 (status.yml passes
+      C(sglang_status_fail_unhealthy) from the plan).
     type: bool
-    default: false
+    required: true
 extends_documentation_fragment:
   - ascend.sglang.attributes.controller
 author:
@@ -44,6 +45,7 @@ EXAMPLES = r"""
   ascend.sglang.sglang_status_report:
     plan: "{{ sglang_plan }}"
     json_path: sglang-status.json
+    fail_unhealthy: "{{ sglang_plan.settings.sglang_status_fail_unhealthy }}"
 """
 
 RETURN = r"""

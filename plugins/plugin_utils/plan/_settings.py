@@ -328,8 +328,8 @@ TABLE: tuple[Setting, ...] = (
       "-> CPU list, e.g. {0: '144-167'}): each server's unit is pinned to the CPUs of its NPUs (CPUAffinity=, a "
       "container's --cpuset-cpus); {} runs it unpinned. Preflight says what to set.", _npu_cpus, {}, "dict"),
     F("sglang_etc_dir", HOST, "Directory of C(cann_env.sh) and of the services' C(<name>.env) files.", c.unit_path,
-      "/etc/sglang", "path", entries=("cann_env:main", "sglang_service:render") + _SVC_R,
-      defaults_in=("cann_env", "sglang_service"), reaches="launcher, watchdog unit ExecStart="),
+      "/etc/sglang", "path", entries=("sglang_service:render",) + _SVC_R,
+      defaults_in=("sglang_service",), reaches="launcher, watchdog unit ExecStart="),
     F("sglang_libexec_dir", HOST, "Directory of the launchers C(<name>.sh) (ExecStart of the units).", c.unit_path,
       "/usr/local/libexec/sglang", "path", entries=_SVC_R + ("sglang_service:render",),
       defaults_in=("sglang_service",), reaches="unit ExecStart="),
@@ -469,7 +469,7 @@ TABLE: tuple[Setting, ...] = (
     S("sglang_k8s_startup_seconds", RUN, "Kubernetes export: how long a server may take to load its model before "
       "the liveness probe counts (the startup probe's allowance).", _int(60, 86400), 3600, "int"),
     S("sglang_preflight_fail_on", RUN, "Stop deploy/preflight on: fail, warn or never.", _word("fail", "warn", "never"), choices=('fail', 'warn', 'never')),
-    S("sglang_preflight_skip", RUN, "Skip the preflight checks of deploy.yml.", c.boolean, type="bool"),
+    S("sglang_preflight_skip", RUN, "Skip the preflight checks of deploy.yml.", c.boolean, False, "bool"),
     S("sglang_preflight_stack", RUN, "A server stack other than the reference environment: warn, fail or off.",
       _word("warn", "fail", "off"), choices=('warn', 'fail', 'off')),
     S("sglang_preflight_json", RUN, "Also write the preflight report as JSON on the controller.", _controller_path, type="path"),
@@ -486,32 +486,35 @@ TABLE: tuple[Setting, ...] = (
     S("sglang_npu_driver_info", RUN, "The driver's version.info on the hosts.", c.absolute_path, type="path"),
     S("sglang_npu_toolkit_info", RUN, "The toolkit's ascend_toolkit_install.info on the hosts.", c.absolute_path, type="path"),
     S("sglang_doctor_fail_on", RUN, "doctor.yml fails on: fail, warn or never.", _word("fail", "warn", "never"), choices=('fail', 'warn', 'never')),
-    S("sglang_doctor_include_ok", RUN, "doctor.yml also lists the checks that passed.", c.boolean, type="bool"),
-    S("sglang_doctor_json", RUN, "Where doctor.yml writes its JSON report on the controller.", _controller_path, type="path"),
-    S("sglang_status_json", RUN, "Where status.yml writes its JSON report on the controller.", _controller_path, type="path"),
-    S("sglang_status_fail_unhealthy", RUN, "status.yml fails when a service is not healthy.", c.boolean, type="bool"),
-    S("sglang_status_timeout", RUN, "Seconds of each status probe.", _int(1, 600), type="int"),
-    S("sglang_stop_disable", RUN, "stop.yml also disables the units.", c.boolean, type="bool"),
-    S("sglang_stop_purge", RUN, "stop.yml also removes the files of the deployment.", c.boolean, type="bool"),
-    S("sglang_stop_retries", RUN, "Checks (one per second) that a stopped service is gone.", _int(1, 3600), type="int"),
-    S("sglang_stop_port_timeout", RUN, "Seconds a stopped service's ports may take to close.", _int(1, 3600), type="int"),
+    S("sglang_doctor_include_ok", RUN, "doctor.yml also lists the checks that passed.", c.boolean, False, "bool"),
+    S("sglang_doctor_json", RUN, "Where doctor.yml writes its JSON report on the controller.", _controller_path,
+      "sglang-doctor.json", "path"),
+    S("sglang_status_json", RUN, "Where status.yml writes its JSON report on the controller.", _controller_path,
+      "sglang-status.json", "path"),
+    S("sglang_status_fail_unhealthy", RUN, "status.yml fails when a service is not healthy.", c.boolean, False, "bool"),
+    S("sglang_status_timeout", RUN, "Seconds of each status probe.", _int(1, 600), 5, "int"),
+    S("sglang_stop_disable", RUN, "stop.yml also disables the units.", c.boolean, True, "bool"),
+    S("sglang_stop_purge", RUN, "stop.yml also removes the files of the deployment.", c.boolean, False, "bool"),
+    S("sglang_stop_retries", RUN, "Checks (one per second) that a stopped service is gone.", _int(1, 3600), 45, "int"),
+    S("sglang_stop_port_timeout", RUN, "Seconds a stopped service's ports may take to close.", _int(1, 3600), 30, "int"),
     S("sglang_restart_only", RUN, "Instance keys restart.yml restarts (a list, or comma-separated).", _restart_only, type="raw"),
     S("sglang_restart_batch", RUN, "Instances restart.yml may take out of service at once (maxUnavailable): a "
-      "count, or a percentage of the server instances (25%).", _restart_batch, type="raw"),
+      "count, or a percentage of the server instances (25%).", _restart_batch, 1, "raw"),
     S("sglang_restart_router_timeout", RUN, "Seconds the router may take to drop or list an instance.",
-      _int(1, 86400), type="int"),
-    S("sglang_bench_dir", RUN, "Controller directory of the benchmark results.", _controller_path, type="path"),
+      _int(1, 86400), 300, "int"),
+    S("sglang_bench_dir", RUN, "Controller directory of the benchmark results.", _controller_path, "sglang-bench",
+      "path"),
     S("sglang_bench_environment", RUN, "Extra environment of the benchmark client.", _mapping, type="dict"),
-    S("sglang_bench_fail", RUN, "bench.yml fails when a documented target is missed.", c.boolean, type="bool"),
+    S("sglang_bench_fail", RUN, "bench.yml fails when a documented target is missed.", c.boolean, True, "bool"),
     S("sglang_bench_model", RUN, "--model of the benchmark client.", c.text),
     S("sglang_bench_overrides", RUN, "Flags over the documented benchmark command.", _mapping, type="dict"),
     S("sglang_bench_python", RUN, "Interpreter of the benchmark client.", c.command),
-    S("sglang_bench_timeout", RUN, "Seconds the benchmark may run.", _int(1, 604800), type="int"),
+    S("sglang_bench_timeout", RUN, "Seconds the benchmark may run.", _int(1, 604800), 7200, "int"),
     S("sglang_bench_tokenizer", RUN, "--tokenizer of the benchmark client.", c.text),
     S("sglang_bench_tpot_target_ms", RUN, "TPOT target of the benchmark in ms (default: the profile's).", c.positive, type="float"),
-    S("sglang_bench_tpot_tolerance", RUN, "Tolerance over the TPOT target (0.10: 10 %).", _ratio, type="float"),
-    S("sglang_collect", RUN, "doctor.yml also collects the failure bundle.", c.boolean, type="bool"),
-    S("sglang_collect_dir", RUN, "Controller directory of the failure bundle.", _controller_path, type="path"),
+    S("sglang_bench_tpot_tolerance", RUN, "Tolerance over the TPOT target (0.10: 10 %).", _ratio, 0.10, "float"),
+    S("sglang_collect", RUN, "doctor.yml also collects the failure bundle.", c.boolean, False, "bool"),
+    S("sglang_collect_dir", RUN, "Controller directory of the failure bundle.", _controller_path, ".", "path"),
     S("sglang_collect_since", RUN, "Start of the journal window: @EPOCH, YYYY-MM-DD[ HH:MM[:SS]], today, yesterday.",
       _since),
     S("sglang_collect_max_lines", RUN, "Journal lines kept per unit.", _int(1, 1000000), type="int"),
@@ -520,17 +523,18 @@ TABLE: tuple[Setting, ...] = (
     # ---- role parameters and the collection's own facts ----------------------------------------------------
     S("sglang_plan", INTERNAL, "The deployment plan computed once on the controller by the planner action "
       "(default: the fact hostvars['localhost'].sglang_plan).", default="{{ hostvars['localhost'].sglang_plan }}",
-      type="dict", entries=("cann_env:main", "host_tuning:main", "router:main", "router:wait_healthy",
+      type="dict", entries=("host_tuning:main", "router:main", "router:wait_healthy",
                             "sglang_service:main", "sglang_service:image", "sglang_service:install",
                             "sglang_service:wait_healthy", "sglang_service:render") + SERVERS_MAIN,
-      defaults_in=("cann_env", "host_tuning", "router", "sglang_service")),
+      defaults_in=("host_tuning", "router", "sglang_service")),
     S("sglang_service_role", PARAMETER, "Only the plan services of this role are handled.",
       choices=("prefill", "decode", "mixed", "router"), entries=("sglang_service:main", "sglang_service:wait_healthy")),
-    S("sglang_cann_env_changed", INTERNAL, "Set by ascend.sglang.cann_env when cann_env.sh changed: every service "
-      "of the host restarts.", default=False, type="bool", entries=_SVC_R, defaults_in=("sglang_service",)),
     S("sglang_packages_changed", INTERNAL, "Set when the role's packages were (re)installed in this run: its "
       "services restart.", default=False, type="bool", entries=("sglang_service:main",),
       defaults_in=("sglang_service",)),
+    S("sglang_server_packages_changed", INTERNAL, "Set by the install entry point of ascend.sglang.sglang_service: "
+      "defined when the server packages were installed (checked) in this run, true when they changed (the host's "
+      "services restart).", type="bool", entries=("sglang_service:main",)),
     S("sglang_run_started", INTERNAL, "When this run started (the journal window of a collection)."),
     S("sglang_rollout_failure", INTERNAL, "A host's failed start or health gate, kept for the collection."),
     S("sglang_stack_result", INTERNAL, "Registered: the stack check of deploy.yml."),
@@ -556,6 +560,20 @@ def defaults(scope: str | None = None) -> dict[str, Any]:
     """name -> default of every row that has one (of one scope)."""
     return {row.name: row.default for row in TABLE
             if row.default is not NO_DEFAULT and (scope is None or row.scope == scope)}
+
+
+def host_values(plan: Mapping[str, Any], host: str, own: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """One inventory host's host-scope settings by variable name: the plan's (checked, defaults filled in) for a
+    host the plan has an entry for; for any other host (one that left the plan, as stop.yml still reaches it), the
+    values it sets itself (``own``: its variables, unchecked, as before the plan) over this table's defaults."""
+    planned = ((plan or {}).get("hosts") or {}).get(host)
+    if isinstance(planned, Mapping) and isinstance(planned.get("settings"), Mapping):
+        return dict(planned["settings"])
+    out = defaults(HOST)
+    for name in out:
+        if own is not None and name in own:
+            out[name] = own[name]
+    return out
 
 
 def file_defaults() -> dict[str, Any]:
@@ -612,11 +630,12 @@ def check_host_values(values: Mapping[str, Any], errors: Collector, group: str |
 
 
 def check_one_values(variables: Mapping[str, Any], errors: Collector) -> dict[str, Any]:
-    """The deployment and run values (read once for the deployment) that have a checker of their own, checked ->
-    each one's checked value, the table's default for the rows that have one where the value is unset or refused
-    (a refused value is in ``errors``)."""
-    out = {row.name: row.default for row in TABLE
-           if row.scope in ONE_VALUE and row.check is not None and row.default is not NO_DEFAULT}
+    """The deployment and run values (read once for the deployment) -> every such row with a default, and every
+    value set of a row with a checker of its own, checked: the checked value, the table's default where the value
+    is unset or refused (a refused value is in ``errors``).  The plan keeps it (``sglang_plan.settings``): the
+    operations playbooks read their settings there, so that none restates a default of this table.  A value of a
+    row checked by the planner with the profile is left to the planner (not returned)."""
+    out = {row.name: row.default for row in TABLE if row.scope in ONE_VALUE and row.default is not NO_DEFAULT}
     for name, value in variables.items():
         row = BY_NAME.get(name)
         if row is not None and row.scope in ONE_VALUE and value is not None:

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from ansible_collections.ascend.sglang.plugins.module_utils.files._started import record_path
+from ansible_collections.ascend.sglang.plugins.module_utils.files._units import service_units
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _settings, _watchdog
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._contract import CONTROL_RE
 
@@ -193,3 +194,25 @@ def host_files(host_plan: dict, settings: dict | None = None, *, roles=None, kin
     if render:
         files = [f for f in files if f.render_name]
     return files
+
+
+def purge_paths(host_plan: dict, settings: dict | None = None) -> list:
+    """Every path stop.yml's purge (sglang_stop_purge) removes on a host, each once: what host_files writes for the
+    host's plan entry, and what an earlier deployment of the same services may have left whatever the plan says
+    now (each service's secrets and watchdog files, the start records of its units, the watchdog program and
+    state directory, the record program, cann_env.sh and the kernel settings file, which a host that ran a server
+    before may hold). settings: as host_files takes them (etc_dir, ...). Nothing is checked: a purge removes."""
+    cfg = dict(DEFAULT_SETTINGS, **(settings or {}))
+    names = [str(s["name"]) for s in host_plan.get("services") or [] if isinstance(s, dict) and s.get("name")]
+
+    def each(kind_dir: str, name_of) -> list:
+        return [f"{cfg[kind_dir]}/{name_of(name)}" for name in names]
+
+    paths = (each(SYSTEMD, "{}.service".format) + each(ETC, "{}.env".format) + each(ETC, "{}.secrets".format)
+             + each(LIBEXEC, "{}.sh".format) + each(SYSTEMD, _watchdog.unit_name) + each(ETC, _watchdog.config_name)
+             + [f"{cfg[LIBEXEC]}/{_watchdog.PROGRAM}", str(cfg["watchdog_state_dir"])]
+             + [record_path(unit) for name in names for unit in service_units(name)]
+             + [f"{cfg[LIBEXEC]}/{RECORD_PROGRAM}", f"{cfg[ETC]}/cann_env.sh", f"{cfg[SYSCTL]}/90-sglang.conf"])
+    # Every file host_files lists is removed too: a file added there is purged without a change here.
+    paths += [f"{cfg[spec.dir]}/{spec.name}" for spec in host_files(host_plan, settings, check=False)]
+    return list(dict.fromkeys(paths))

@@ -1,0 +1,170 @@
+"""No playbook, role task or module restates a default of the settings table (plugins/plugin_utils/plan/_settings.py).
+
+The table holds the default of every sglang_* variable; the operations playbooks read the values from the plan
+(sglang_plan.settings, sglang_plan.hosts[host].settings, the ascend.sglang.sglang_host_settings filter). A literal
+``sglang_X | default(5)`` beside the table, or a module option defaulting to the table's value, would keep the old
+value the day the table's changes. Also: stop.yml's purge and the deployment name the same files."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import yaml
+
+from ansible_collections.ascend.sglang.plugins.filter.sglang_operations import sglang_host_settings, sglang_purge_files
+from ansible_collections.ascend.sglang.plugins.plugin_utils.core._errors import Collector
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _settings as table
+from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._host_files import host_files, purge_paths
+
+ROOT = Path(__file__).resolve().parents[2]
+SCANNED = ("playbooks/**/*.yml", "roles/*/tasks/*.yml", "roles/*/handlers/*.yml", "roles/*/templates/*")
+DEFAULT_RE = re.compile(r"\b(sglang_[a-z0-9_]+)\s*\|\s*default\(")
+# Guards that only say "unset" (the row has no default of its own): omit, an empty value, none.
+EMPTY = re.compile(r"(''|\"\"|\[\]|\{\}|none|None)(\s*,\s*(true|True))?")
+LITERAL = re.compile(r"-?[0-9][0-9._]*|true|false|True|False|none|None|'[^']*'|\"[^\"]*\"|\[.*\]|\{.*\}", re.S)
+
+
+def _argument(text: str, start: int) -> str:
+    """The argument of the default( call opening at ``start``, up to its closing parenthesis."""
+    depth = 1
+    for index in range(start, len(text)):
+        depth += {"(": 1, ")": -1}.get(text[index], 0)
+        if depth == 0:
+            return text[start:index].strip()
+    return text[start:].strip()
+
+
+def restated(text: str) -> list[tuple[int, str, str]]:
+    """(line, variable, argument) of every default() that restates or shadows a table default: any default but
+    omit on a row that has one, a non-empty literal on any row."""
+    found = []
+    for match in DEFAULT_RE.finditer(text):
+        name = match.group(1)
+        row = table.BY_NAME.get(name)
+        if row is None:
+            continue
+        argument = _argument(text, match.end())
+        if argument == "omit":
+            continue
+        has_default = row.default is not table.NO_DEFAULT
+        literal = LITERAL.fullmatch(argument.split(",")[0].strip()) is not None and not EMPTY.fullmatch(argument)
+        if has_default or literal:
+            found.append((text.count("\n", 0, match.start()) + 1, name, argument))
+    return found
+
+
+def test_the_scan_sees_a_restated_default() -> None:
+    assert restated("x: \"{{ sglang_status_timeout | default(5) }}\"\n") == [(1, "sglang_status_timeout", "5")]
+    assert restated("{{ hostvars['localhost'].sglang_plan.settings.sglang_etc_dir | default('/etc/x') }}")
+    assert restated("{{ sglang_etc_dir | default(other) }}")  # shadows the table's default
+    assert not restated("{{ sglang_profile | default(omit) }} {{ sglang_render_dir | default('', true) }}")
+    assert not restated("{{ sglang_bench_python | default(sglang_plan.bench.python) }}")
+
+
+def test_no_playbook_or_role_restates_a_table_default() -> None:
+    problems = [f"{path.relative_to(ROOT)}:{line}: {name} | default({argument}): "
+                + (f"the settings table's default is {table.BY_NAME[name].default!r}; read it from the plan"
+                   if table.BY_NAME[name].default is not table.NO_DEFAULT
+                   else "a default beside the settings table; give the row this default and read it from the plan")
+                for pattern in SCANNED for path in sorted(ROOT.glob(pattern)) if path.is_file()
+                for line, name, argument in restated(path.read_text(encoding="utf-8"))]
+    assert not problems, "\n".join(problems)
+
+
+def _documented_options(source: str) -> dict[str, dict]:
+    tree = ast.parse(source)
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "DOCUMENTATION" for t in node.targets):
+            return (yaml.safe_load(node.value.value) or {}).get("options") or {}
+    return {}
+
+
+def _spec_defaults(source: str) -> dict[str, tuple[int, object]]:
+    """option -> (line, default) of the argument spec's entries ({"opt": {"default": ...}} and dict(default=...))."""
+    out = {}
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values):
+                if isinstance(key, ast.Constant) and isinstance(value, (ast.Dict, ast.Call)):
+                    pairs = (zip(value.keys, value.values) if isinstance(value, ast.Dict)
+                             else ((ast.Constant(k.arg), k.value) for k in value.keywords))
+                    for inner_key, inner_value in pairs:
+                        if isinstance(inner_key, ast.Constant) and inner_key.value == "default":
+                            try:
+                                out[key.value] = (value.lineno, ast.literal_eval(inner_value))
+                            except ValueError:
+                                pass
+    return out
+
+
+def rows_named_after(module: str, option: str) -> list[table.Setting]:
+    """The rows an option is named after: sglang_<option>, or <module's first word>_<option> (sglang_bench's
+    timeout is sglang_bench_timeout, sglang_status_report's fail_unhealthy is sglang_status_fail_unhealthy)."""
+    word = module.split("_")[1] if module.count("_") else module
+    names = {f"sglang_{option}", f"sglang_{word}_{option}", f"{module}_{option}"}
+    return [table.BY_NAME[n] for n in sorted(names) if n in table.BY_NAME]
+
+
+def _same(a: object, b: object) -> bool:
+    return type(a) is type(b) and a == b or (isinstance(a, (int, float)) and not isinstance(a, bool)
+                                              and isinstance(b, (int, float)) and not isinstance(b, bool) and a == b)
+
+
+def test_no_module_option_defaults_to_a_table_default() -> None:
+    problems = []
+    for path in sorted((ROOT / "plugins" / "modules").glob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        module = path.stem
+        documented = {k: (None, v.get("default")) for k, v in _documented_options(source).items()
+                      if isinstance(v, dict) and "default" in v}
+        for where, defaults in (("DOCUMENTATION", documented), ("argument_spec", _spec_defaults(source))):
+            for option, (line, default) in defaults.items():
+                for row in rows_named_after(module, option):
+                    if row.default is not table.NO_DEFAULT and _same(default, row.default):
+                        problems.append(f"{path.relative_to(ROOT)}{'' if line is None else f':{line}'}: {where} option "
+                                        f"{option} defaults to {default!r}, the default of {row.name} in the settings "
+                                        "table; make it required (the playbooks pass the plan's value)")
+    assert not problems, "\n".join(problems)
+
+
+def test_the_plan_settings_hold_every_default_of_the_deployment_and_the_run() -> None:
+    checked = table.check_one_values({"sglang_status_timeout": 7, "sglang_stop_purge": "x"}, errors := Collector())
+    wanted = {row.name for row in table.TABLE if row.scope in table.ONE_VALUE and row.default is not table.NO_DEFAULT}
+    assert wanted <= set(checked)
+    assert checked["sglang_status_timeout"] == 7
+    # A refused value is reported and leaves the table's default.
+    assert checked["sglang_stop_purge"] is False and errors.findings
+
+
+def test_a_host_outside_the_plan_gets_its_own_values_over_the_table_defaults() -> None:
+    plan = {"hosts": {"a": {"services": [], "settings": {"sglang_etc_dir": "/planned"}}}}
+    assert sglang_host_settings(plan, "a") == {"sglang_etc_dir": "/planned"}
+    left = sglang_host_settings(plan, "b", {"sglang_etc_dir": "/own"})
+    assert left == dict(table.defaults(table.HOST), sglang_etc_dir="/own")
+    assert sglang_host_settings(plan, "b") == table.defaults(table.HOST)
+
+
+def _service(name: str, role: str = "decode", **extra) -> dict:
+    return dict({"name": name, "role": role, "argv": ["python3"], "env": {}, "nnodes": 1, "node_rank": 0}, **extra)
+
+
+def test_the_purge_removes_every_file_the_host_plan_writes_and_what_an_earlier_one_left() -> None:
+    host_plan = {"services": [_service("sglang-decode-i0-r0"), _service("sglang-decode-i1-r0", secret_flags=["--k"])],
+                 "cann": {}, "host_tuning": {}}
+    settings = {"etc_dir": "/e", "libexec_dir": "/l", "systemd_dir": "/u", "sysctl_dir": "/s",
+                "watchdog_state_dir": "/w"}
+    paths = purge_paths(host_plan, settings)
+    written = [f"{settings[f.dir]}/{f.name}" for f in host_files(host_plan, settings, secrets={"decode": {"--k": "v"}})]
+    assert set(written) <= set(paths) and len(paths) == len(set(paths))
+    for name in ("sglang-decode-i0-r0", "sglang-decode-i1-r0"):
+        assert {f"/u/{name}.service", f"/e/{name}.env", f"/e/{name}.secrets", f"/l/{name}.sh",
+                f"/u/sglang-watchdog-{name}.service", f"/e/{name}.watchdog.json",
+                f"/run/sglang/{name}.service.started"} <= set(paths)
+    assert {"/l/sglang_watchdog.py", "/w", "/l/sglang_record_start.sh", "/e/cann_env.sh",
+            "/s/90-sglang.conf"} <= set(paths)
+    # A host that left the plan: the host's own files, through the filter with the host's settings.
+    plan = {"hosts": {}}
+    left = sglang_purge_files(plan, "gone", sglang_host_settings(plan, "gone", {"sglang_etc_dir": "/own"}))
+    assert "/own/cann_env.sh" in left and not any(p.endswith(".env") for p in left)
