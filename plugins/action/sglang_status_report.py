@@ -14,6 +14,7 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._status impo
     healthy, pending_services, render_table, status_rows,
 )
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._serialize import plain
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import typed_plan
 
 
 class ActionModule(ActionBase):
@@ -25,13 +26,14 @@ class ActionModule(ActionBase):
         task_vars = task_vars or {}
         result = super().run(tmp, task_vars)
         args = plain(self._task.args)  # plain Python: Ansible's tagged types reach no writer
-        plan = args.get("plan")
-        if not isinstance(plan, dict) or "hosts" not in plan:
-            raise AnsibleActionFail("plan: the deployment plan (sglang_plan)")
+        try:
+            plan = typed_plan(args.get("plan"))
+        except ValueError as exc:
+            raise AnsibleActionFail(str(exc)) from None
         var = str(args.get("result_var") or "sglang_status_result")
         hostvars = task_vars.get("hostvars") or {}
         observed = {}
-        for host in plan["hosts"]:
+        for host in plan.hosts:
             hv = hostvars.get(host) if hasattr(hostvars, "get") else None
             value = hv.get(var) if hv is not None and hasattr(hv, "get") else None
             observed[str(host)] = dict(value) if isinstance(value, dict) and not value.get("failed") else None
@@ -39,8 +41,8 @@ class ActionModule(ActionBase):
         table = render_table(rows)
         ok = healthy(rows)
         pending = pending_services(rows)
-        deployment = str(plan.get("deployment") or plan.get("profile"))
-        doc = {"deployment": deployment, "profile": plan.get("profile"), "healthy": ok, "restarts_pending": pending, "services": rows}
+        deployment = plan.deployment or plan.profile
+        doc = {"deployment": deployment, "profile": plan.profile, "healthy": ok, "restarts_pending": pending, "services": rows}
         if args.get("json_path"):
             path = os.path.abspath(os.path.expanduser(str(args["json_path"])))
             os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -50,7 +52,7 @@ class ActionModule(ActionBase):
             os.replace(path + ".tmp", path)
             result["json_path"] = path
         # The deployment's name heads the summary (two deployments of one profile are told apart).
-        name = deployment if deployment == plan.get("profile") else f"{deployment} (profile {plan.get('profile')})"
+        name = deployment if deployment == plan.profile else f"{deployment} (profile {plan.profile})"
         summary = f"{name}: {len(rows)} services, {'all healthy' if ok else 'NOT all healthy'}"
         if pending:
             # Healthy or not, these run a configuration their files no longer show (module_utils/files/_started.py).

@@ -7,24 +7,35 @@ The logic is in plugins/plugin_utils/rollout/_instances.py and _status.py (pure,
 
 from __future__ import annotations
 
+from ansible.errors import AnsibleFilterError
+
 from ansible_collections.ascend.sglang.plugins.module_utils.files._started import record_path
 from ansible_collections.ascend.sglang.plugins.module_utils.files._units import service_units
 from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._instances import (
     batch_size, failed_items, instances, pending_instances, restart_batches, routers, without_env,
 )
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import typed_plan
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._settings import host_values
 from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._status import watchdog_lines
 from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._host_files import purge_paths
 
 
+def _typed(plan):
+    """The typed plan of sglang_plan (this filter's boundary): an error names what is wrong with it."""
+    try:
+        return typed_plan(plan)
+    except ValueError as exc:
+        raise AnsibleFilterError(str(exc)) from None
+
+
 def sglang_instances(plan):
     """Server instances in rollout order (prefill, decode, mixed), each with all ranks and its router entry."""
-    return instances(plan)
+    return instances(_typed(plan))
 
 
 def sglang_pending_instances(plan, status_by_host):
     """Keys of the instances with a restart pending on a rank (host -> its sglang_service_status result)."""
-    return pending_instances(plan, status_by_host)
+    return pending_instances(_typed(plan), status_by_host)
 
 
 def sglang_restart_batches(selected, batch=1, fleet=0):
@@ -59,7 +70,7 @@ def sglang_purge_files(plan, host, settings=None):
 
 def sglang_routers(plan):
     """Router services with base_url and mini_lb (true when the router has no worker API)."""
-    return routers(plan)
+    return routers(_typed(plan))
 
 
 def sglang_watchdog_lines(status_by_host):

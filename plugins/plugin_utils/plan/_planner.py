@@ -111,6 +111,10 @@ class Service:
     # or the mini load balancer (no exporter).
     metrics_url: str | None = None
 
+    def as_dict(self) -> dict[str, Any]:
+        """The service's dict form (as the plan's JSON holds it, and as modules and playbooks take it)."""
+        return {field.name: _plain(getattr(self, field.name)) for field in dataclasses.fields(self)}
+
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Service:
         container = data.get("container")

@@ -4,7 +4,8 @@
 instances in rollout order with their ranks and router registration, the routers with their address, the
 instances with a restart pending, and the services without their environment for the modules that probe them.
 
-Private to the collection; pure, no Ansible import.
+They take the typed plan (plan/_planner.py Plan; the filters make it of sglang_plan) and give dicts: what the
+playbooks loop over and the modules take.  Private to the collection; pure, no Ansible import.
 """
 
 from __future__ import annotations
@@ -12,17 +13,16 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._contract import parse_batch
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import Plan
 
 ROLE_ORDER = ("prefill", "decode", "mixed")
 
 
-def planned_services(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Every planned service, each with the inventory host it runs on."""
-    out = []
-    for host, hp in (plan.get("hosts") or {}).items():
-        for svc in (hp or {}).get("services") or []:
-            out.append(dict(svc, inventory_host=svc.get("inventory_host") or host))
-    return out
+def planned_services(plan: Plan) -> list[dict[str, Any]]:
+    """Every planned service in its dict form (what the playbooks and modules take), each with the inventory host
+    it runs on."""
+    return [dict(svc.as_dict(), inventory_host=svc.inventory_host or host)
+            for host, host_plan in plan.hosts.items() for svc in host_plan.services]
 
 
 def without_env(services: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -31,7 +31,7 @@ def without_env(services: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return [{k: v for k, v in svc.items() if k != "env"} for svc in services or []]
 
 
-def routers(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
+def routers(plan: Plan) -> list[dict[str, Any]]:
     """The router services, each with ``base_url`` and the plan's ``mini_lb`` (no worker API)."""
     out = []
     for svc in planned_services(plan):
@@ -40,28 +40,28 @@ def routers(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
     return sorted(out, key=lambda s: s["instance"])
 
 
-def instances(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
+def instances(plan: Plan) -> list[dict[str, Any]]:
     """Server instances of the plan (``instances``) in rollout order (prefill, decode, mixed; by instance index),
     each with its ranks' services (rank order), its rank 0, its router registration (url, worker_type,
     bootstrap_port) and how many instances its role has (a role with one instance cannot serve while it
     restarts)."""
     by_name = {svc["name"]: svc for svc in planned_services(plan)}
-    planned = [i for i in plan.get("instances") or [] if i["role"] in ROLE_ORDER]
+    planned = [inst for inst in plan.instances if inst.role in ROLE_ORDER]
     per_role: dict[str, int] = {}
     for inst in planned:
-        per_role[inst["role"]] = per_role.get(inst["role"], 0) + 1
+        per_role[inst.role] = per_role.get(inst.role, 0) + 1
     out = []
     for inst in planned:
-        ranks = [by_name[name] for name in inst["ranks"]]
-        out.append({"key": inst["key"], "role": inst["role"], "instance": inst["instance"],
-                    "label": f"{inst['role']} instance {inst['instance']}", "hosts": list(inst["hosts"]),
-                    "services": ranks, "rank0": ranks[0], "worker": dict(inst["worker"]),
-                    "role_instances": per_role[inst["role"]]})
+        ranks = [by_name[name] for name in inst.ranks]
+        out.append({"key": inst.key, "role": inst.role, "instance": inst.instance,
+                    "label": f"{inst.role} instance {inst.instance}", "hosts": list(inst.hosts),
+                    "services": ranks, "rank0": ranks[0], "worker": dict(inst.worker or {}),
+                    "role_instances": per_role[inst.role]})
     out.sort(key=lambda i: (ROLE_ORDER.index(i["role"]), i["instance"]))
     return out
 
 
-def pending_instances(plan: Mapping[str, Any], status_by_host: Mapping[str, Any]) -> list[str]:
+def pending_instances(plan: Plan, status_by_host: Mapping[str, Any]) -> list[str]:
     """Keys of the server instances (rollout order) one of whose ranks, or its watchdog, runs other files than its
     own (``sglang_service_status`` ``pending``; module_utils/files/_started.py). status_by_host: host -> that host's
     sglang_service_status result."""

@@ -15,6 +15,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from ansible_collections.ascend.sglang.plugins.module_utils.http._router_workers import find_worker
 from ansible_collections.ascend.sglang.plugins.module_utils.files._started import pending_text
 from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._instances import instances, planned_services, routers
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import Plan
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import SERVER_ROLES
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._table import render
 
@@ -26,7 +27,7 @@ COLUMNS = (("host", "host"), ("role", "role"), ("instance", "inst"), ("node_rank
 METRICS_ERROR_WIDTH = 32
 
 
-def router_view(plan: Mapping[str, Any], listing: Mapping[str, Any] | None, mini_lb: bool) -> dict[str, str]:
+def router_view(plan: Plan, listing: Mapping[str, Any] | None, mini_lb: bool) -> dict[str, str]:
     """Per planned upstream URL, what the router says about it: healthy, unhealthy, not registered,
     or, for --mini-lb, that it cannot tell; plus unplanned workers it routes to (key ``extra:<url>``)."""
     view: dict[str, str] = {}
@@ -94,7 +95,7 @@ def _figure(value: Any) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:.1f}"
 
 
-def status_rows(plan: Mapping[str, Any], observed: Mapping[str, Any]) -> list[dict[str, Any]]:
+def status_rows(plan: Plan, observed: Mapping[str, Any]) -> list[dict[str, Any]]:
     """One row per planned service.  ``observed[host]`` is the host's sglang_service_status result
     (``{"services": {name: {...}}}``) or None when the host gave none (unreachable)."""
     router_list = routers(plan)

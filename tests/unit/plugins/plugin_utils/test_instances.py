@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import typed_plan
 from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._instances import (
     batch_size, failed_items, instances, restart_batches, routers, without_env,
 )
@@ -13,7 +14,7 @@ from ansible_collections.ascend.sglang.tests.unit.planned_fleets import PD, PD_R
 
 
 def test_instances_in_rollout_order_with_all_ranks() -> None:
-    inst = instances(PD)
+    inst = instances(typed_plan(PD))
     assert [i["label"] for i in inst] == ["prefill instance 0", "prefill instance 1", "decode instance 0"]
     decode = inst[2]
     assert decode["hosts"] == ["d0", "d1"] and [s["node_rank"] for s in decode["services"]] == [0, 1]
@@ -21,23 +22,23 @@ def test_instances_in_rollout_order_with_all_ranks() -> None:
     assert inst[0]["worker"]["bootstrap_port"] == 8998 and inst[1]["worker"]["bootstrap_port"] == 8999
     assert inst[0]["worker"]["worker_type"] == "prefill" and inst[0]["role_instances"] == 2
     assert decode["role_instances"] == 1
-    assert [i["worker"]["worker_type"] for i in instances(MIXED)] == ["regular", "regular"]
+    assert [i["worker"]["worker_type"] for i in instances(typed_plan(MIXED))] == ["regular", "regular"]
 
 
 def test_router_worker_urls_match_the_routers_upstreams() -> None:
     # the router's health gate / restart.yml add exactly these URLs: one differing from the router's argv would be a
     # second worker for the same server.
     planned = {u["url"] for ups in PD["router_upstreams"].values() for u in ups}
-    assert {i["worker"]["url"] for i in instances(PD)} == planned
-    argv = routers(MIXED)[0]["argv"]
+    assert {i["worker"]["url"] for i in instances(typed_plan(PD))} == planned
+    argv = routers(typed_plan(MIXED))[0]["argv"]
     urls = argv[argv.index("--worker-urls") + 1:argv.index("--policy")]
-    assert [i["worker"] for i in instances(MIXED)] == [{"url": u, "worker_type": "regular"} for u in urls]
+    assert [i["worker"] for i in instances(typed_plan(MIXED))] == [{"url": u, "worker_type": "regular"} for u in urls]
 
 
 def test_routers_know_whether_they_have_a_worker_api() -> None:
-    assert [r["mini_lb"] for r in routers(PD)] == [True]  # the documented PD router
-    assert [r["mini_lb"] for r in routers(PD_RUST)] == [False]
-    assert routers(PD_RUST)[0]["base_url"] == "http://127.0.0.1:6688"
+    assert [r["mini_lb"] for r in routers(typed_plan(PD))] == [True]  # the documented PD router
+    assert [r["mini_lb"] for r in routers(typed_plan(PD_RUST))] == [False]
+    assert routers(typed_plan(PD_RUST))[0]["base_url"] == "http://127.0.0.1:6688"
 
 
 def test_plan_carries_the_watchdog_facts() -> None:
@@ -51,8 +52,8 @@ def test_plan_carries_the_watchdog_facts() -> None:
     assert router["router_url"] == f"http://{by_name['sglang-router-i0']['host']}:{by_name['sglang-router-i0']['port']}"
     assert [(w["instance_label"], w["nnodes"], w["worker_type"]) for w in router["workers"]] == [
         ("prefill instance 0", 1, "prefill"), ("prefill instance 1", 1, "prefill"), ("decode instance 0", 2, "decode")]
-    assert [w["url"] for w in router["workers"]] == [i["worker"]["url"] for i in instances(PD_RUST)]
-    assert router["workers"][0]["bootstrap_port"] == instances(PD_RUST)[0]["worker"]["bootstrap_port"]
+    assert [w["url"] for w in router["workers"]] == [i["worker"]["url"] for i in instances(typed_plan(PD_RUST))]
+    assert router["workers"][0]["bootstrap_port"] == instances(typed_plan(PD_RUST))[0]["worker"]["bootstrap_port"]
     # A --mini-lb router has no worker API: nothing for a router-side watchdog to do.
     assert [s for hp in PD["hosts"].values() for s in hp["services"] if s["role"] == "router"][0]["watchdog"][
         "router_url"] is None
@@ -101,12 +102,12 @@ def test_batch_size_refuses_what_the_settings_table_refuses(value) -> None:
 
 
 def test_one_instance_at_a_time_by_default_in_rollout_order() -> None:
-    batches = restart_batches(instances(PD), 1)
+    batches = restart_batches(instances(typed_plan(PD)), 1)
     assert _labels(batches) == [["prefill instance 0"], ["prefill instance 1"], ["decode instance 0"]]
     assert [b["number"] for b in batches] == [1, 2, 3] and {b["count"] for b in batches} == {3}
     # a batch of one is what restart.yml restarted before batches: its label is the instance's
     assert [b["label"] for b in batches] == ["prefill instance 0", "prefill instance 1", "decode instance 0"]
-    assert batches[2]["others"] == instances(PD)[2]["services"][1:]
+    assert batches[2]["others"] == instances(typed_plan(PD))[2]["services"][1:]
     assert not any(b["whole_role"] for b in batches)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import typed_plan
 from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._instances import instances, pending_instances
 from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._status import (
     METRICS_ERROR_WIDTH, format_duration, healthy, metrics_error_cell, pending_services, render_table, router_view,
@@ -20,13 +21,13 @@ LISTING = {"workers": [
 
 
 def test_router_view() -> None:
-    view = router_view(PD_RUST, LISTING, mini_lb=False)
+    view = router_view(typed_plan(PD_RUST), LISTING, mini_lb=False)
     assert view["http://10.0.0.11:8000"] == "prefill healthy"
     assert view["http://10.0.0.12:8000"] == "not registered"
     assert view["http://10.0.0.13:8001"] == "decode UNHEALTHY"
     assert view["extra:http://10.9.9.9:8000"] == "decode not in the plan"
-    assert set(router_view(PD, None, mini_lb=True).values()) == {"configured (mini-lb: no worker API)"}
-    assert set(router_view(PD_RUST, None, mini_lb=False).values()) == {"unknown (router not answering)"}
+    assert set(router_view(typed_plan(PD), None, mini_lb=True).values()) == {"configured (mini-lb: no worker API)"}
+    assert set(router_view(typed_plan(PD_RUST), None, mini_lb=False).values()) == {"unknown (router not answering)"}
 
 
 def test_format_duration() -> None:
@@ -50,8 +51,8 @@ def _observed(plan_: dict, state="active", health="200", workers=None) -> dict:
 
 def test_status_table_for_a_healthy_rust_router_deployment() -> None:
     listing = {"workers": [{"id": str(n), "url": i["worker"]["url"], "worker_type": i["worker"]["worker_type"],
-                            "is_healthy": True} for n, i in enumerate(instances(PD_RUST))]}
-    rows = status_rows(PD_RUST, _observed(PD_RUST, workers=listing))
+                            "is_healthy": True} for n, i in enumerate(instances(typed_plan(PD_RUST)))]}
+    rows = status_rows(typed_plan(PD_RUST), _observed(PD_RUST, workers=listing))
     assert [r["service"] for r in rows] == ["sglang-prefill-i0-r0", "sglang-prefill-i1-r0", "sglang-decode-i0-r0",
                                             "sglang-decode-i0-r1", "sglang-router-i0"]
     assert rows[0]["router_view"] == "prefill healthy" and rows[3]["router_view"] == "-"
@@ -65,7 +66,7 @@ def test_status_table_for_a_healthy_rust_router_deployment() -> None:
 def test_status_names_unreachable_hosts_and_unhealthy_services() -> None:
     observed = _observed(PD, health="503")
     observed["d1"] = None
-    rows = status_rows(PD, observed)
+    rows = status_rows(typed_plan(PD), observed)
     by_name = {r["service"]: r for r in rows}
     assert by_name["sglang-decode-i0-r1"]["state"] == "unknown (no answer from host)"
     assert by_name["sglang-prefill-i0-r0"]["health"] == "503"
@@ -78,28 +79,28 @@ def test_status_shows_restarts_pending_and_restart_yml_finds_their_instances() -
     """A rank that runs other files than its own (module_utils/files/_started.py) is named with the unit, the reason and
     the files; it stays healthy (health is what it answers), and restart.yml's "pending" selects its instance."""
     observed = _observed(PD)
-    rows = status_rows(PD, observed)
+    rows = status_rows(typed_plan(PD), observed)
     assert {r["config"] for r in rows} == {"current"} and pending_services(rows) == []
-    assert pending_instances(PD, observed) == []
+    assert pending_instances(typed_plan(PD), observed) == []
     observed["d1"]["services"]["sglang-decode-i0-r1"]["pending"] = [
         {"unit": "sglang-decode-i0-r1.service", "reason": "files changed since it started",
          "files": ["/etc/sglang/sglang-decode-i0-r1.env", "/etc/sglang/cann_env.sh"]},
         {"unit": "sglang-watchdog-sglang-decode-i0-r1.service", "reason": "no record of the files it started from",
          "files": []}]
-    rows = status_rows(PD, observed)
+    rows = status_rows(typed_plan(PD), observed)
     by_name = {r["service"]: r for r in rows}
     assert by_name["sglang-decode-i0-r1"]["config"] == (
         "RESTART PENDING: sglang-decode-i0-r1.service: files changed since it started (sglang-decode-i0-r1.env, "
         "cann_env.sh); sglang-watchdog-sglang-decode-i0-r1.service: no record of the files it started from")
     assert pending_services(rows) == ["sglang-decode-i0-r1"] and healthy(rows)
     assert "running config" in render_table(rows)[1]
-    assert pending_instances(PD, observed) == ["decode-i0"]
+    assert pending_instances(typed_plan(PD), observed) == ["decode-i0"]
     # A host without an answer has nothing to say; a stopped service runs nothing.
     observed["d1"] = None
-    assert pending_instances(PD, observed) == [] and by_name["sglang-router-i0"]["config"] == "current"
+    assert pending_instances(typed_plan(PD), observed) == [] and by_name["sglang-router-i0"]["config"] == "current"
     stopped = _observed(PD)
     stopped["p0"]["services"]["sglang-prefill-i0-r0"]["state"] = "inactive"
-    assert {r["service"]: r for r in status_rows(PD, stopped)}["sglang-prefill-i0-r0"]["config"] == "-"
+    assert {r["service"]: r for r in status_rows(typed_plan(PD), stopped)}["sglang-prefill-i0-r0"]["config"] == "-"
 
 
 def test_status_shows_the_watchdog_and_a_given_up_instance_is_unhealthy() -> None:
@@ -109,13 +110,13 @@ def test_status_shows_the_watchdog_and_a_given_up_instance_is_unhealthy() -> Non
                "reason": "rank 0 /health_generate failed 3 times in a row (last: HTTP 503)"}
     observed["d0"]["services"]["sglang-decode-i0-r0"]["watchdog"] = ok
     observed["d1"]["services"]["sglang-decode-i0-r1"]["watchdog"] = ok
-    rows = status_rows(PD, observed)
+    rows = status_rows(typed_plan(PD), observed)
     by_name = {r["service"]: r for r in rows}
     assert by_name["sglang-decode-i0-r0"]["watchdog"] == "healthy, 1 restarts"
     assert by_name["sglang-prefill-i0-r0"]["watchdog"] == "-"
     assert healthy(rows) and render_table(rows)[1].rstrip("| ").endswith("watchdog")
     observed["d1"]["services"]["sglang-decode-i0-r1"]["watchdog"] = gave_up
-    rows = status_rows(PD, observed)
+    rows = status_rows(typed_plan(PD), observed)
     assert {r["service"]: r for r in rows}["sglang-decode-i0-r1"]["watchdog"] == (
         "GAVE UP after 3 restarts: rank 0 /health_generate failed 3 times in a row (last: HTTP 503)")
     assert not healthy(rows)
@@ -149,7 +150,7 @@ def test_status_shows_each_instance_load_from_rank_0_metrics() -> None:
     assert PD["monitoring"]["metrics"] is True
     observed = _with_load(PD, _observed(PD))
     observed["p1"]["services"]["sglang-prefill-i1-r0"]["metrics"]["tpot_ms"] = None
-    rows = status_rows(PD, observed)
+    rows = status_rows(typed_plan(PD), observed)
     by_name = {r["service"]: r for r in rows}
     assert _cells(by_name["sglang-prefill-i0-r0"]) == ("3", "1", "41.3")
     assert _cells(by_name["sglang-prefill-i1-r0"]) == ("3", "1", "-")
@@ -173,19 +174,19 @@ def test_status_without_metrics_shows_dashes() -> None:
     off = make_plan("deepseek_r1_pd32", {"prefill": ["p0", "p1"], "decode": ["d0", "d1"], "router": ["r0"]},
                     {"sglang_metrics": False})
     assert all(svc["metrics_url"] is None for hp in off["hosts"].values() for svc in hp["services"])
-    rows = status_rows(off, _observed(off))
+    rows = status_rows(typed_plan(off), _observed(off))
     assert {_cells(r) for r in rows} == {("-", "-", "-")} and all(r["metrics"] is None for r in rows)
     assert healthy(rows)
     observed = _observed(PD)
     observed["d0"] = None
-    by_name = {r["service"]: r for r in status_rows(PD, observed)}
+    by_name = {r["service"]: r for r in status_rows(typed_plan(PD), observed)}
     assert _cells(by_name["sglang-decode-i0-r0"]) == ("?", "?", "?")
     assert _cells(by_name["sglang-decode-i0-r1"]) == ("-", "-", "-")
 
 
 def test_a_failed_metrics_read_is_shown_short_and_leaves_health_alone() -> None:
     refused = "GET /metrics: no answer (URLError: [Errno 111] Connection refused)"
-    rows = status_rows(PD, _with_load(PD, _observed(PD), error=refused))
+    rows = status_rows(typed_plan(PD), _with_load(PD, _observed(PD), error=refused))
     by_name = {r["service"]: r for r in rows}
     decode = by_name["sglang-decode-i0-r0"]
     assert _cells(decode) == ("no answer", "?", "?")
@@ -203,7 +204,7 @@ def test_the_json_keeps_every_key_and_adds_the_load() -> None:
         {"url": "http://10.9.9.9:8000", "worker_type": "decode", "is_healthy": True}]}))
     observed["p1"]["services"]["sglang-prefill-i1-r0"]["metrics_error"] = "GET /metrics: 404"
     del observed["p1"]["services"]["sglang-prefill-i1-r0"]["metrics"]
-    rows = status_rows(PD_RUST, observed)
+    rows = status_rows(typed_plan(PD_RUST), observed)
     doc = json.loads(json.dumps({"profile": PD_RUST.get("profile"), "healthy": healthy(rows), "services": rows}))
     assert doc["healthy"] is True
     for row in doc["services"]:
