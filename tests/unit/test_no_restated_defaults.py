@@ -107,9 +107,13 @@ def rows_named_after(module: str, option: str) -> list[table.Setting]:
     return [table.BY_NAME[n] for n in sorted(names) if n in table.BY_NAME]
 
 
+def _number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _same(a: object, b: object) -> bool:
-    return type(a) is type(b) and a == b or (isinstance(a, (int, float)) and not isinstance(a, bool)
-                                              and isinstance(b, (int, float)) and not isinstance(b, bool) and a == b)
+    """Equal values of one kind (2 and 2.0 are the same number; True is not 1)."""
+    return (type(a) is type(b) or (_number(a) and _number(b))) and a == b
 
 
 def test_no_module_option_defaults_to_a_table_default() -> None:
