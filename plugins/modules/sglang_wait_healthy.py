@@ -26,21 +26,23 @@ options:
     elements: dict
     required: true
   readiness:
-    description: Poll C(ready_url) instead of C(health_url) where a service has one.
+    description: Poll C(ready_url) instead of C(health_url) where a service has one (the playbooks pass
+      C(sglang_health_readiness) of the plan, whose default the settings table holds).
     type: bool
-    default: true
+    required: true
   retries:
-    description: Polls of each service at most, O(delay) seconds apart (each poll bounded by O(timeout)).
+    description: Polls of each service at most, O(delay) seconds apart (each poll bounded by O(timeout));
+      C(sglang_health_retries).
     type: int
-    default: 180
+    required: true
   delay:
-    description: Seconds between two polls.
+    description: Seconds between two polls; C(sglang_health_delay).
     type: float
-    default: 10
+    required: true
   timeout:
-    description: Seconds to wait for one HTTP answer.
+    description: Seconds to wait for one HTTP answer; C(sglang_health_timeout).
     type: int
-    default: 10
+    required: true
   fail_unhealthy:
     description: Fail when a service was not healthy within the bound (RV(unhealthy) and RV(services) are returned
       all the same), so that a caller needs no task of its own to stop.
@@ -95,8 +97,10 @@ EXAMPLES = r"""
 - name: Wait for this host's servers
   ascend.sglang.sglang_wait_healthy:
     services: "{{ sglang_plan.hosts[inventory_hostname].services }}"
-    retries: 180
-    delay: 10
+    readiness: "{{ sglang_plan.hosts[inventory_hostname].settings.sglang_health_readiness }}"
+    retries: "{{ sglang_plan.hosts[inventory_hostname].settings.sglang_health_retries }}"
+    delay: "{{ sglang_plan.hosts[inventory_hostname].settings.sglang_health_delay }}"
+    timeout: "{{ sglang_plan.hosts[inventory_hostname].settings.sglang_health_timeout }}"
   register: wait
 
 - name: Stop when one did not become healthy
@@ -168,10 +172,11 @@ def main():
     module = AnsibleModule(
         argument_spec={
             "services": {"type": "list", "elements": "dict", "required": True},
-            "readiness": {"type": "bool", "default": True},
-            "retries": {"type": "int", "default": 180},
-            "delay": {"type": "float", "default": 10},
-            "timeout": {"type": "int", "default": 10},
+            # The settings table holds these defaults (sglang_health_*): the playbooks pass the plan's values.
+            "readiness": {"type": "bool", "required": True},
+            "retries": {"type": "int", "required": True},
+            "delay": {"type": "float", "required": True},
+            "timeout": {"type": "int", "required": True},
             "fail_unhealthy": {"type": "bool", "default": False},
             "router_workers": {"type": "dict", "options": {
                 "routers": {"type": "list", "elements": "str", "required": True},

@@ -265,7 +265,7 @@ def test_the_routers_health_gate_registers_the_missing_instances_in_the_same_cal
     assert not res.get("failed") and res["workers"] == [{}], res
     gate = {"services": [{"name": "sglang-router-i0", "health_url": pd_router["base"] + "/health",
                           "ready_url": pd_router["base"] + "/readiness"}],
-            "retries": 60, "delay": 1, "fail_unhealthy": True,
+            "retries": 60, "delay": 1, "timeout": 10, "readiness": True, "fail_unhealthy": True,
             "router_workers": {"routers": [pd_router["base"]], "workers": both, "wait_timeout": 300}}
     res = run_module(gate, module="sglang_wait_healthy")
     assert not res.get("failed") and res["unhealthy"] == [], res

@@ -65,7 +65,12 @@ def servers():
         server.close()
 
 
+# The options the playbooks always pass (the plan's sglang_health_* settings); a test sets what it is about.
+GIVEN = {"readiness": True, "retries": 1, "delay": 0, "timeout": 10}
+
+
 def run_module(args: dict) -> dict:
+    args = {**GIVEN, **args}
     env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_LOAD_CALLBACK_PLUGINS="1",
                ANSIBLE_STDOUT_CALLBACK="ansible.builtin.minimal", NO_PROXY="*", no_proxy="*")
     proc = subprocess.run([str(BIN / "ansible"), "localhost", "-c", "local", "-m", "ascend.sglang.sglang_wait_healthy",

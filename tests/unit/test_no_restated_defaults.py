@@ -99,10 +99,14 @@ def _spec_defaults(source: str) -> dict[str, tuple[int, object]]:
     return out
 
 
+# Modules whose options are the rows of another word: the health wait takes sglang_health_*.
+OPTION_WORDS = {"sglang_wait_healthy": "health"}
+
+
 def rows_named_after(module: str, option: str) -> list[table.Setting]:
     """The rows an option is named after: sglang_<option>, or <module's first word>_<option> (sglang_bench's
     timeout is sglang_bench_timeout, sglang_status_report's fail_unhealthy is sglang_status_fail_unhealthy)."""
-    word = module.split("_")[1] if module.count("_") else module
+    word = OPTION_WORDS.get(module) or (module.split("_")[1] if module.count("_") else module)
     names = {f"sglang_{option}", f"sglang_{word}_{option}", f"{module}_{option}"}
     return [table.BY_NAME[n] for n in sorted(names) if n in table.BY_NAME]
 
