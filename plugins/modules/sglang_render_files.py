@@ -20,8 +20,8 @@ description:
     atomically with its mode (secret files C(0600), owned by root).
   - Render mode (O(render_dir) set) - every host of the plan gets a directory C(<render_dir>/<host>/) with its
     C(cann_env.sh), C(sysctl.conf) and, per service, C(<name>.json) (role, instance, node rank, argv, env),
-    C(<name>.env), C(<name>.sh) and C(<name>.service), written on the controller. A host's own C(sglang_*)
-    inventory values (e.g. C(sglang_etc_dir)) win over O(settings).
+    C(<name>.env), C(<name>.sh) and C(<name>.service), written on the controller, each host with its own settings
+    from the plan (its inventory values, e.g. C(sglang_etc_dir), checked); O(settings) win over them.
   - C(changed) per file, a diff per changed file in diff mode, nothing written in check mode. Environment files,
     secret files and the summaries (which hold the environment) never appear in the result nor in a diff.
 version_added: 0.4.0
