@@ -13,7 +13,7 @@ from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.ascend.sglang.plugins.module_utils.files._atomic_files import place_all
-from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import typed_plan
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import typed_plan
 from ansible_collections.ascend.sglang.plugins.plugin_utils.targets import _monitoring
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._serialize import plain
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import PLAN_VERSION
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import PLAN_VERSION
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._serialize import plain
 
 PASSED = ("mode", "min_driver_version", "min_cann_version", "min_hbm_free_ratio", "npu_smi", "driver_info",

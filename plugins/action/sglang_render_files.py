@@ -17,7 +17,7 @@ from ansible.template import trust_as_template
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._host_files import DEFAULT_SETTINGS, host_files
 from ansible_collections.ascend.sglang.plugins.module_utils.files._atomic_files import place_all
-from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import typed_plan
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import typed_plan
 from ansible_collections.ascend.sglang.plugins.plugin_utils.targets import _monitoring
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._output_dir import ForeignFiles, refuse_foreign
 from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._rollout import (

@@ -14,7 +14,7 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._status impo
     healthy, pending_services, render_table, status_rows,
 )
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._serialize import plain
-from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import typed_plan
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import typed_plan
 
 
 class ActionModule(ActionBase):

@@ -14,7 +14,7 @@ from ansible_collections.ascend.sglang.plugins.module_utils.files._units import 
 from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._instances import (
     batch_size, failed_items, instances, pending_instances, restart_batches, routers, without_env,
 )
-from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import typed_plan
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import typed_plan
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._settings import host_values
 from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._status import watchdog_lines
 from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._host_files import purge_paths

@@ -297,7 +297,7 @@ plan_table:
   type: dict
 plan:
   description:
-    - The plan, in the dict form of the planner's typed C(Plan) (C(plugins/plugin_utils/plan/_planner.py)); playbooks keep it
+    - The plan, in the dict form of the planner's typed C(Plan) (C(plugins/plugin_utils/plan/_records.py)); playbooks keep it
       as the fact C(sglang_plan). Every consumer reads these fields; none parses an argv back.
   returned: success
   type: dict

@@ -14,7 +14,7 @@ import yaml
 
 import parsers
 import test_golden as golden
-from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _packing, _planner, _profile
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _packing, _planner, _profile, _records
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._releases import load_release_tables
 
 TABLES = load_release_tables()
@@ -78,7 +78,7 @@ def need(kind: str, release: str) -> None:
 
 @functools.lru_cache(maxsize=None)
 def rendered(pid: str, release: str | None = None, router_release: str | None = None, packed: bool = False
-             ) -> _planner.Plan:
+             ) -> _records.Plan:
     """The profile on its documented layout; ``packed``: every server host runs as many replicas as it holds.
     Planned once per arguments: the session fixture and every test read the same plans, and none changes one."""
     profile = _profile.load_profile(pid)
@@ -91,7 +91,7 @@ def rendered(pid: str, release: str | None = None, router_release: str | None = 
     return _planner.plan(profile, inv)
 
 
-def commands(plan: _planner.Plan, router: bool) -> list[tuple[str, list[str]]]:
+def commands(plan: _records.Plan, router: bool) -> list[tuple[str, list[str]]]:
     return [(svc.name, svc.argv[3:]) for host in plan.hosts.values() for svc in host.services
             if (svc.role == "router") == router]
 

@@ -6,7 +6,7 @@ families share (a unit's state, whether a process belongs to the deployment).
 
 Private to the collection; pure, no Ansible import. Runs on the managed host (module sglang_preflight); the
 controller's cross-host checks (plugins/plugin_utils/rollout/_fleet_checks.py) read the same plan the same way.
-The planned services' fields (plugins/plugin_utils/plan/_planner.py Service) are read as planned: no flag is looked
+The planned services' fields (plugins/plugin_utils/plan/_records.py Service) are read as planned: no flag is looked
 up in an argv.
 """
 

@@ -20,7 +20,8 @@ import subprocess
 from typing import Any, Callable, Mapping, Sequence
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._errors import Collector, PlanError
-from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import Plan, plan
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import plan
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import Plan
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import FROM_INVENTORY, Profile, parse_profile
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._topology import build_inventory, stand_in_fleet
 

@@ -19,7 +19,8 @@ from typing import Any, Callable, Mapping
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _contract as c
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _settings as table
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._errors import Collector
-from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import Plan, plan
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import plan
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import Plan
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import load_profile
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._serialize import plain
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._topology import MONITORING_GROUP, build_inventory

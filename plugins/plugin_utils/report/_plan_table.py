@@ -13,7 +13,7 @@ from typing import Any
 from ansible_collections.ascend.sglang.plugins.module_utils.npu._npu_topo import runs
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import SERVER_ROLES
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._table import render
-from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import Plan
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import Plan
 
 HEADER = ("host", "role", "inst", "rank", "address", "ports", "npus", "runtime", "release")
 # The ports a service listens on, in this order, under these names (Service.listens keys).

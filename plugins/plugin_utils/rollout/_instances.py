@@ -4,7 +4,7 @@
 instances in rollout order with their ranks and router registration, the routers with their address, the
 instances with a restart pending, and the services without their environment for the modules that probe them.
 
-They take the typed plan (plan/_planner.py Plan; the filters make it of sglang_plan) and give dicts: what the
+They take the typed plan (plan/_records.py Plan; the filters make it of sglang_plan) and give dicts: what the
 playbooks loop over and the modules take.  Private to the collection; pure, no Ansible import.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._contract import parse_batch
-from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import Plan
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import Plan
 
 ROLE_ORDER = ("prefill", "decode", "mixed")
 

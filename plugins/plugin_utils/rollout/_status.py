@@ -15,7 +15,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from ansible_collections.ascend.sglang.plugins.module_utils.http._router_workers import find_worker
 from ansible_collections.ascend.sglang.plugins.module_utils.files._started import pending_text
 from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._instances import instances, planned_services, routers
-from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import Plan
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import Plan
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import SERVER_ROLES
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._table import render
 

@@ -21,7 +21,8 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _setting
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._container import DEFAULT_SHM_SIZE
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._errors import Collector, PlanError
 from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._k8s_placement import KubePlacement, Workload
-from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import Plan, plan
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import plan
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import Plan
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import Profile, load_profile
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._topology import build_inventory, stand_in_fleet
 

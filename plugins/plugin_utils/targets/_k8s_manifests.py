@@ -26,7 +26,7 @@ import re
 from typing import Any, Mapping
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._k8s_placement import POD_IP_VAR, Workload
-from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import Plan, Service
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import Plan, Service
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._serialize import yaml_text
 
 CONTAINER = "sglang"

@@ -3,7 +3,7 @@
 """Monitoring from the plan: the Prometheus files of a deployment (the metrics flags the launches get are
 plan/_metrics.py's).
 
-Pure; no Ansible import.  ``files`` turns a plan (typed: plan/_planner.py Plan) into the
+Pure; no Ansible import.  ``files`` turns a plan (typed: plan/_records.py Plan) into the
 files an operator's Prometheus reads:
 
 - ``targets/<deployment>.<role>.json``: Prometheus ``file_sd`` target lists, one per scrape job (role), every
@@ -34,7 +34,7 @@ from typing import Any
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import SERVER_ROLES
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._serialize import yaml_text
-from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import Plan
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import Plan
 
 ROLES = SERVER_ROLES + ("router",)
 # Roles whose servers answer the client's tokens: their TTFT and inter-token latency are what the client sees.

@@ -11,8 +11,9 @@ import yaml
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._errors import Collector, PlanError
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._container import ServiceContainer, Settings
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import (
-    DEFAULT_WATCHDOG_PORT, PLAN_VERSION, Plan, bench_argv, plan, render_flags,
+    DEFAULT_WATCHDOG_PORT, bench_argv, plan, render_flags,
 )
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import PLAN_VERSION, Plan
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import available_profiles, load_profile
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._topology import build_inventory, host_facts
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._watchdog import Evidence, RankWatch, RouterWatch
@@ -542,7 +543,8 @@ def test_watchdog_port_default_is_the_roles_default():
 def test_ranks_of_one_instance_must_share_the_hccl_timeouts():
     """The inventory cannot set an env value per rank today; the rule guards the plan itself (a host-level override
     or a later feature would otherwise let ranks wait differently for their links)."""
-    from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import HostPlan, Service, check_hccl_timeouts
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import check_hccl_timeouts
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import HostPlan, Service
 
     def rank(host, rank_, env):
         return Service(name=f"sglang-decode-i0-r{rank_}", role="decode", instance=0, node_rank=rank_, nnodes=2,

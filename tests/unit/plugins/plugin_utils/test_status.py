@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import typed_plan
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import typed_plan
 from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._instances import instances, pending_instances
 from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._status import (
     METRICS_ERROR_WIDTH, format_duration, healthy, metrics_error_cell, pending_services, render_table, router_view,
