@@ -14,6 +14,7 @@ from ansible_collections.ascend.sglang.plugins.module_utils.files._units import 
 from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._instances import (
     batch_size, failed_items, instances, pending_instances, restart_batches, routers, without_env,
 )
+from ansible_collections.ascend.sglang.plugins.plugin_utils.core._errors import PlanError
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import typed_plan
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._settings import host_values
 from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._status import watchdog_lines
@@ -57,7 +58,10 @@ def sglang_start_records(services):
 def sglang_host_settings(plan, host, own=None):
     """One host's host-scope settings by variable name: the plan's, or for a host the plan has no entry for, its
     own values (own: its hostvars) over the settings table's defaults; the playbooks restate no default."""
-    return host_values(plan, host, own)
+    try:
+        return host_values(plan, host, own)
+    except PlanError as exc:
+        raise AnsibleFilterError(exc.render(f"host {host}")) from None
 
 
 def sglang_purge_files(plan, host, settings=None):

@@ -11,7 +11,10 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
 import yaml
+
+from ansible.errors import AnsibleFilterError
 
 from ansible_collections.ascend.sglang.plugins.filter.sglang_operations import sglang_host_settings, sglang_purge_files
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._errors import Collector
@@ -152,6 +155,10 @@ def test_a_host_outside_the_plan_gets_its_own_values_over_the_table_defaults() -
     left = sglang_host_settings(plan, "b", {"sglang_etc_dir": "/own"})
     assert left == dict(table.defaults(table.HOST), sglang_etc_dir="/own")
     assert sglang_host_settings(plan, "b") == table.defaults(table.HOST)
+    # Its own values are checked by the table as a planned host's are: a refused one names the host and variable,
+    # and no path of it reaches the purge.
+    with pytest.raises(AnsibleFilterError, match="host 'b', variable 'sglang_etc_dir'"):
+        sglang_host_settings(plan, "b", {"sglang_etc_dir": "relative/dir"})
 
 
 def _service(name: str, role: str = "decode", **extra) -> dict:

@@ -215,13 +215,13 @@ def plan(profile: Profile, inv: Inventory, placement: _placement.Placement = _pl
     errors.findings.extend(inv.findings)
     check_membership(inv, profile.server_roles, errors)
     checked = _settings.check_one_values(inv.variables, errors)
-    specs, overrides, monitoring = _role_specs(profile, inv, checked, errors)
+    scope = _scope(profile, inv)
+    specs, overrides, monitoring = _role_specs(profile, inv, scope, checked, errors)
     inv_values = _inventory_values(profile, inv, errors)
     instances = {role: _packing.pack(profile, role, specs[role], split_instances(inv, role, specs[role].nnodes, errors),
                                      overrides, errors)
                  for role in profile.server_roles}
     releases, supported, changes = _render_for_releases(profile, inv, specs, overrides, errors)
-    scope = _scope(profile, inv)
     secret_flags = contract.check_secrets(inv.variables.get("sglang_secrets"), scope, errors)
     _check_secret_flags(secret_flags, specs, releases, errors)
     container = _container_settings(profile, inv, releases, inv_values, errors)
@@ -266,14 +266,13 @@ def _scope(profile: Profile, inv: Inventory) -> dict[str, str]:
     return scope
 
 
-def _role_specs(profile: Profile, inv: Inventory, checked: Mapping[str, Any], errors: Collector
-                ) -> tuple[dict[str, RoleSpec], dict[str, Any], _metrics.Settings]:
+def _role_specs(profile: Profile, inv: Inventory, scope: Mapping[str, str], checked: Mapping[str, Any],
+                errors: Collector) -> tuple[dict[str, RoleSpec], dict[str, Any], _metrics.Settings]:
     """Each role's launch as this deployment runs it: the profile's, with the operator's overrides, the router's
     listen address, the KV transfer of the hardware and the metrics flags; checked role by role."""
     router_hosts = inv.groups["router"]
     computed_env = {role: _computed_env(spec) for role, spec in profile.roles.items()}
-    overrides = contract.check_overrides(inv.variables.get("sglang_overrides"), _scope(profile, inv), computed_env,
-                                         errors)
+    overrides = contract.check_overrides(inv.variables.get("sglang_overrides"), scope, computed_env, errors)
     _metrics.check_overrides(overrides, errors)
     monitoring = _metrics.settings(checked, profile.tpot_target_ms, profile.published)
     specs = {role: _apply_overrides(spec, overrides, errors) for role, spec in profile.roles.items()}

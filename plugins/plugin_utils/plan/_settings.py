@@ -565,14 +565,14 @@ def defaults(scope: str | None = None) -> dict[str, Any]:
 def host_values(plan: Mapping[str, Any], host: str, own: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """One inventory host's host-scope settings by variable name: the plan's (checked, defaults filled in) for a
     host the plan has an entry for; for any other host (one that left the plan, as stop.yml still reaches it), the
-    values it sets itself (``own``: its variables, unchecked, as before the plan) over this table's defaults."""
+    values it sets itself (``own``: its variables) checked by this table like a planned host's, over the defaults.
+    Raises PlanError naming the host and variable of a refused value: its paths would reach the purge unchecked."""
     planned = ((plan or {}).get("hosts") or {}).get(host)
     if isinstance(planned, Mapping) and isinstance(planned.get("settings"), Mapping):
         return dict(planned["settings"])
-    out = defaults(HOST)
-    for name in out:
-        if own is not None and name in own:
-            out[name] = own[name]
+    errors = Collector()
+    out = check_host_values(own or {}, errors, None, host)
+    errors.raise_if_any()
     return out
 
 

@@ -117,12 +117,15 @@ def service_files(cfg: dict, svc: dict) -> list:
     """The files a service starts from, in the order its start record lists them: its environment, secrets,
     launcher and unit, and cann_env.sh where its launcher sources it (sources_cann_env). The container's run
     settings are in the launcher and the unit."""
-    name = svc["name"]
-    files = [f"{cfg[ETC]}/{name}.env"] + ([f"{cfg[ETC]}/{name}.secrets"] if svc.get("secret_flags") else [])
+    return _service_paths(cfg, svc["name"], bool(svc.get("secret_flags")), sources_cann_env(svc))
+
+
+def _service_paths(cfg: dict, name: str, secrets: bool, cann_env: bool) -> list:
+    """A service's own files by path (environment, secrets if it has any, launcher, unit) and the host's
+    cann_env.sh where it sources it: how the files of one service are named, in one place."""
+    files = [f"{cfg[ETC]}/{name}.env"] + ([f"{cfg[ETC]}/{name}.secrets"] if secrets else [])
     files += [f"{cfg[LIBEXEC]}/{name}.sh", f"{cfg[SYSTEMD]}/{name}.service"]
-    if sources_cann_env(svc):
-        files.append(f"{cfg[ETC]}/cann_env.sh")
-    return files
+    return files + ([f"{cfg[ETC]}/cann_env.sh"] if cann_env else [])
 
 
 def watchdog_files(cfg: dict, name: str) -> list:
@@ -205,14 +208,12 @@ def purge_paths(host_plan: dict, settings: dict | None = None) -> list:
     cfg = dict(DEFAULT_SETTINGS, **(settings or {}))
     names = [str(s["name"]) for s in host_plan.get("services") or [] if isinstance(s, dict) and s.get("name")]
 
-    def each(kind_dir: str, name_of) -> list:
-        return [f"{cfg[kind_dir]}/{name_of(name)}" for name in names]
-
-    paths = (each(SYSTEMD, "{}.service".format) + each(ETC, "{}.env".format) + each(ETC, "{}.secrets".format)
-             + each(LIBEXEC, "{}.sh".format) + each(SYSTEMD, _watchdog.unit_name) + each(ETC, _watchdog.config_name)
-             + [f"{cfg[LIBEXEC]}/{_watchdog.PROGRAM}", str(cfg["watchdog_state_dir"])]
-             + [record_path(unit) for name in names for unit in service_units(name)]
-             + [f"{cfg[LIBEXEC]}/{RECORD_PROGRAM}", f"{cfg[ETC]}/cann_env.sh", f"{cfg[SYSCTL]}/90-sglang.conf"])
+    # Named as host_files names them (_service_paths, watchdog_files): a service's secrets and watchdog whatever
+    # the plan says of them now, and the host's own files whatever it runs now.
+    paths = [path for name in names
+             for path in _service_paths(cfg, name, secrets=True, cann_env=False) + watchdog_files(cfg, name)]
+    paths += [str(cfg["watchdog_state_dir"])] + [record_path(unit) for name in names for unit in service_units(name)]
+    paths += [f"{cfg[LIBEXEC]}/{RECORD_PROGRAM}", f"{cfg[ETC]}/cann_env.sh", f"{cfg[SYSCTL]}/90-sglang.conf"]
     # Every file host_files lists is removed too: a file added there is purged without a change here.
     paths += [f"{cfg[spec.dir]}/{spec.name}" for spec in host_files(host_plan, settings, check=False)]
     return list(dict.fromkeys(paths))
