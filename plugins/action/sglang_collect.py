@@ -14,6 +14,7 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils.forensics._collect_bundle import (
     host_dir, secret_values, write_host)
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import HostPlan, typed_plan
 from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._host_files import DEFAULT_SETTINGS, host_files
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._serialize import plain
 
@@ -26,13 +27,16 @@ class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _VALID_ARGS = frozenset(("plan", "bundle_dir", "record_start", "profile") + _PASSED)
 
-    def _settings(self, task_vars: dict) -> dict:
-        """The host's file locations, as deployment wrote them: its inventory's sglang_<key>, else the defaults."""
+    def _settings(self, task_vars: dict, host_plan: HostPlan | None) -> dict:
+        """The host's file settings by their full names, as deployment wrote them: the plan's (its inventory's,
+        checked, defaults filled in); for a host the plan has no entry for, its inventory's, else the defaults."""
+        if host_plan is not None:
+            return dict(DEFAULT_SETTINGS, **{k: v for k, v in host_plan.settings.items() if k in DEFAULT_SETTINGS})
         settings = dict(DEFAULT_SETTINGS)
-        for key in DEFAULT_SETTINGS:
-            value = task_vars.get("sglang_" + key)
+        for name in DEFAULT_SETTINGS:
+            value = task_vars.get(name)
             if value is not None:
-                settings[key] = self._templar.template(value)
+                settings[name] = self._templar.template(value)
         return settings
 
     def run(self, tmp=None, task_vars=None):
@@ -44,26 +48,29 @@ class ActionModule(ActionBase):
             return dict(result, **self._execute_module(
                 module_name="ascend.sglang.sglang_gather", task_vars=task_vars,
                 module_args={"record_start": args["record_start"], "profile": str(args.get("profile") or "")}))
-        plan, bundle_dir = args.get("plan"), args.get("bundle_dir")
-        if not isinstance(plan, dict) or not isinstance(plan.get("hosts"), dict):
-            raise AnsibleActionFail("plan: the deployment plan (sglang_plan)")
+        bundle_dir = args.get("bundle_dir")
+        try:
+            plan = typed_plan(args.get("plan"))
+        except ValueError as exc:
+            raise AnsibleActionFail(str(exc)) from None
         if not bundle_dir or not os.path.isdir(str(bundle_dir)):
             raise AnsibleActionFail(f"bundle_dir: not a directory on the controller: {bundle_dir!r}")
         host = str(task_vars.get("inventory_hostname"))
         out = host_dir(str(bundle_dir), host)
-        host_plan = plan["hosts"].get(host) or {}
-        services = host_plan.get("services") or []
-        settings = self._settings(task_vars)
+        planned = plan.hosts.get(host)
+        host_plan = planned or HostPlan(host_tuning={}, cann={}, services=[])
+        services = host_plan.services
+        settings = self._settings(task_vars, planned)
         try:
-            specs = host_files(host_plan, settings, kinds=KINDS, profile=str(plan.get("profile") or ""))
+            specs = host_files(host_plan, settings, kinds=KINDS, profile=str(plan.profile or ""))
         except ValueError as exc:
             raise AnsibleActionFail(str(exc)) from None
         files = [{"path": os.path.join(str(settings[spec.dir]), spec.name), "kind": spec.kind,
                   "sensitive": bool(spec.sensitive)} for spec in specs]
-        units = [s["name"] + ".service" for s in services]
+        units = [s.name + ".service" for s in services]
         units += [spec.name for spec in specs if spec.kind == "watchdog_unit"]
         # The server interpreters (the plan has none in the container runtime: a container's stack is its image's).
-        pythons = sorted({str(s["python"]) for s in services if s.get("role") != "router" and s.get("python")})
+        pythons = sorted({str(s.python) for s in services if s.role != "router" and s.python})
         module_args = {"units": units, "files": files, "pythons": pythons,
                        # The host's sglang_secrets: read here, never a task argument that a log could show.
                        "secrets": secret_values(self._templar.template(task_vars.get("sglang_secrets") or {}))}

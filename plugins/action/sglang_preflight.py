@@ -9,7 +9,7 @@ from __future__ import annotations
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import PLAN_VERSION
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import typed_plan
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._serialize import plain
 
 PASSED = ("mode", "min_driver_version", "min_cann_version", "min_hbm_free_ratio", "npu_smi", "driver_info",
@@ -33,21 +33,23 @@ class ActionModule(ActionBase):
         if not isinstance(plan, dict) or "hosts" not in plan:
             raise AnsibleActionFail("no plan: run playbooks/plan.yml first (hostvars['localhost'].sglang_plan) "
                                     "or pass plan=")
-        if plan.get("plan_version") != PLAN_VERSION:
-            raise AnsibleActionFail(f"the plan is of version {plan.get('plan_version')!r}, this collection reads "
-                                    f"version {PLAN_VERSION}: run playbooks/plan.yml again")
+        try:
+            typed = typed_plan(plan)
+        except ValueError as exc:
+            raise AnsibleActionFail(str(exc)) from None
         hostname = task_vars.get("inventory_hostname")
-        host_plan = (plan.get("hosts") or {}).get(hostname)
-        if not host_plan:
+        host_plan = typed.hosts.get(hostname)
+        if host_plan is None:
             result.update(changed=False, findings=[], status="ok", msg=f"{hostname} has no part in the plan")
             return result
-        hardware = plan.get("hardware") or None
+        hardware = typed.hardware or None
         module_args = {k: args[k] for k in PASSED if args.get(k) is not None}
         if "stack_policy" in module_args and str(module_args["stack_policy"]).lower() in ("off", "false", "no"):
             module_args["stack_policy"] = "off"  # a bare YAML `off` arrives as false
-        module_args.update(host_plan=host_plan, hostname=hostname, profile=plan.get("profile"), hardware=hardware,
-                           releases=plan.get("releases") or {}, preflight=plan.get("preflight") or {},
-                           stack_reference=plan.get("reference_stack"))
+        # The host's part in the plan's dict form: the module on the host reads dicts (module_utils).
+        module_args.update(host_plan=host_plan.as_dict(), hostname=hostname, profile=typed.profile, hardware=hardware,
+                           releases=typed.releases or {}, preflight=typed.preflight or {},
+                           stack_reference=typed.reference_stack)
         module_result = self._execute_module(module_name="ascend.sglang.sglang_preflight", module_args=module_args,
                                              task_vars=task_vars)
         result.update(module_result)

@@ -13,6 +13,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import typed_plan
 from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._fleet_checks import cross_host_findings
 from ansible_collections.ascend.sglang.plugins.plugin_utils.report._preflight_report import (
     aggregate, host_result_findings, render_table, report,
@@ -62,10 +63,14 @@ class ActionModule(ActionBase):
                                          + [f.as_dict() for f in host_result_findings(host, pinged)])
         plan = args.get("plan")
         extra = []
-        if isinstance(plan, dict):
+        if plan is not None:
+            try:
+                typed = typed_plan(plan)
+            except ValueError as exc:
+                raise AnsibleActionFail(str(exc)) from None
             # The checks that compare hosts: decided here, from every host's observations.
             observed = {h: (r or {}).get("observed") for h, r in results.items() if r and not r.get("failed")}
-            extra = cross_host_findings(plan, observed)
+            extra = cross_host_findings(typed, observed)
         mode = str(args.get("mode") or "preflight")
         doc = report(results, mode=mode, profile=args.get("profile"), extra=extra)
         order = {host: index for index, host in enumerate(results)}

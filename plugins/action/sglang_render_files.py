@@ -15,9 +15,11 @@ from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 from ansible.template import trust_as_template
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._host_files import DEFAULT_SETTINGS, host_files
+from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._host_files import (
+    DEFAULT_SETTINGS, SYSTEMD, host_files)
 from ansible_collections.ascend.sglang.plugins.module_utils.files._atomic_files import place_all
-from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import typed_plan
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _watchdog
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import HostPlan, Plan, typed_plan
 from ansible_collections.ascend.sglang.plugins.plugin_utils.targets import _monitoring
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._output_dir import ForeignFiles, refuse_foreign
 from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._rollout import (
@@ -67,15 +69,17 @@ class ActionModule(ActionBase):
         return "" if text is None else str(text)
 
     @staticmethod
-    def _settings(args: dict, host_plan: dict) -> dict:
-        """The host's settings as the plan carries them (its own inventory values, checked by the settings table,
-        defaults filled in); ``settings`` given to the task win (a caller outside the collection's roles)."""
-        planned = {name[len("sglang_"):]: value for name, value in (host_plan.get("settings") or {}).items()}
-        settings = {key: planned[key] for key in DEFAULT_SETTINGS if key in planned}
+    def _settings(args: dict, host_plan: HostPlan | None) -> dict:
+        """The host's file settings as the plan carries them (its own inventory values, checked by the settings
+        table, defaults filled in), by their full names; ``settings`` given to the task win (a caller outside the
+        collection's roles)."""
+        planned = host_plan.settings if host_plan is not None else {}
+        settings = {name: planned[name] for name in DEFAULT_SETTINGS if name in planned}
         given = dict(args.get("settings") or {})
         unknown = set(given) - set(DEFAULT_SETTINGS)
         if unknown:
-            raise AnsibleActionFail(f"settings: unknown key(s) {', '.join(sorted(unknown))}")
+            raise AnsibleActionFail(f"settings: unknown key(s) {', '.join(sorted(unknown))} (the host's file "
+                                    f"settings by their full names: {', '.join(sorted(DEFAULT_SETTINGS))})")
         settings.update(given)
         return settings
 
@@ -84,16 +88,17 @@ class ActionModule(ActionBase):
         result = super().run(tmp, task_vars)
         self._sources = {}
         args = plain(self._task.args)  # plain Python: Ansible's tagged types reach no writer
-        plan = args.get("plan")
-        if not isinstance(plan, dict) or not isinstance(plan.get("hosts"), dict):
-            raise AnsibleActionFail("plan: the deployment plan (sglang_plan)")
+        try:
+            plan = typed_plan(args.get("plan"))
+        except ValueError as exc:
+            raise AnsibleActionFail(str(exc)) from None
         roles = args.get("roles")
         kinds = args.get("kinds")
-        profile = str(plan.get("profile") or "")
+        profile = str(plan.profile or "")
         if args.get("render_dir"):
-            return self._render(result, plan, args, task_vars, roles, kinds, profile)
+            return self._render(result, plan, args, roles, kinds, profile)
         host = str(args.get("host") or task_vars.get("inventory_hostname"))
-        host_plan = plan["hosts"].get(host) or {}
+        host_plan = plan.hosts.get(host) or HostPlan(host_tuning={}, cann={}, services=[])
         settings = self._settings(args, host_plan)
         try:
             specs = host_files(host_plan, settings, roles=roles, kinds=kinds, profile=profile,
@@ -103,16 +108,17 @@ class ActionModule(ActionBase):
         if boolean(args.get("cann_env") or False, strict=False):
             # The host's cann_env.sh first (a server host's only), in the same call as the services that source it.
             specs = host_files(host_plan, settings, kinds=("cann_env",), profile=profile, check=False) + specs
+        by_name = {svc.name: svc for svc in host_plan.services}
         for spec in specs:
             if spec.kind != "secrets":
                 continue
-            svc = spec.variables["sglang_tpl_service"]
-            missing = [flag for flag in svc.get("secret_flags") or [] if flag not in spec.variables["sglang_tpl_secrets"]]
+            svc = by_name[spec.service]
+            missing = [flag for flag in svc.secret_flags if flag not in spec.variables["sglang_tpl_secrets"]]
             if missing:
                 raise AnsibleActionFail(
-                    f"{spec.service}: the plan gives {', '.join(svc['secret_flags'])} from sglang_secrets."
-                    f"{svc.get('role')}, but this host does not see {', '.join(missing)} (define sglang_secrets for "
-                    "the server hosts too, e.g. in group_vars/all)")
+                    f"{spec.service}: the plan gives {', '.join(svc.secret_flags)} from sglang_secrets.{svc.role}, "
+                    f"but this host does not see {', '.join(missing)} (define sglang_secrets for the server hosts "
+                    "too, e.g. in group_vars/all)")
         cfg = dict(DEFAULT_SETTINGS, **settings)
         paths = [os.path.join(str(cfg[spec.dir]), spec.name) for spec in specs]
         directories = []
@@ -129,9 +135,8 @@ class ActionModule(ActionBase):
             files.append(entry)
         # The services whose files this call writes, their stale watchdog units to look for and the units whose
         # state is judged once the files are in place (plugin_utils/rollout/_rollout.py): asked in the same call.
-        queries = host_queries(host_plan.get("services") or [],
-                               [{"kind": spec.kind, "service": spec.service} for spec in specs],
-                               str(cfg["systemd_dir"]))
+        queries = host_queries(host_plan.services, [{"kind": spec.kind, "service": spec.service} for spec in specs],
+                               str(cfg[SYSTEMD]))
         module_args = {"directories": [{"path": d, "mode": "0755"} for d in directories], "files": files,
                        "probe": list(queries["probe"]), "running": queries["running"]}
         if args.get("record_start") not in (None, ""):
@@ -147,6 +152,8 @@ class ActionModule(ActionBase):
             return result
         self._report(result, specs, paths, placed)
         result["stale_watchdogs"] = stale_watchdogs(queries["probe"], placed.get("present") or [])
+        # Their files (unit, configuration, state), named as the watchdog names them with this host's settings.
+        result["stale_watchdog_files"] = _watchdog.files_of(result["stale_watchdogs"], cfg)
         # Per service, why it is due of its own, and the restarts pending on the host (plugin_utils/rollout/_rollout.py).
         result.update(host_facts(result["files"], queries["services"], placed.get("running") or {},
                                  restart_reason(boolean(args.get("restart_all") or False, strict=False),
@@ -166,18 +173,18 @@ class ActionModule(ActionBase):
             result["diff"] = placed["diff"]
         return result
 
-    def _render(self, result, plan, args, task_vars, roles, kinds, profile) -> dict:
+    def _render(self, result, plan: Plan, args, roles, kinds, profile) -> dict:
         base = os.path.abspath(os.path.expanduser(str(args["render_dir"])))
         directories, files, specs_all, paths = [], [], [], []
-        for host, host_plan in plan["hosts"].items():
+        for host, host_plan in plan.hosts.items():
             if not isinstance(host, str) or _BAD_HOST.search(host):
                 raise AnsibleActionFail(f"plan.hosts keys must be inventory host names usable as directory names, "
                                         f"got {str(host)[:60]!r}")
-            settings = self._settings(args, host_plan or {})
+            settings = self._settings(args, host_plan)
             host_dir = os.path.join(base, str(host))
             directories.append({"path": host_dir, "mode": 0o755})
             try:
-                specs = host_files(host_plan or {}, settings, roles=roles, kinds=kinds, render=True, profile=profile)
+                specs = host_files(host_plan, settings, roles=roles, kinds=kinds, render=True, profile=profile)
             except ValueError as exc:
                 raise AnsibleActionFail(f"host {host}: {exc}") from None
             for spec in specs:
@@ -186,13 +193,13 @@ class ActionModule(ActionBase):
                               "sensitive": spec.sensitive})
                 specs_all.append(spec)
                 paths.append(path)
-        if roles is None and kinds is None and (plan.get("monitoring") or {}).get("metrics"):
+        if roles is None and kinds is None and (plan.monitoring or {}).get("metrics"):
             # The Prometheus files monitoring.yml writes (plugin_utils/targets/_monitoring.py), for review with the rest.
-            if MONITORING_DIR in plan["hosts"]:
+            if MONITORING_DIR in plan.hosts:
                 raise AnsibleActionFail(f"a host named '{MONITORING_DIR}' would share the render directory of the "
                                         "Prometheus files: render with sglang_metrics=false or rename the host")
             top = os.path.join(base, MONITORING_DIR)
-            for rel, text in _monitoring.files(typed_plan(plan), top).items():
+            for rel, text in _monitoring.files(plan, top).items():
                 path = os.path.join(top, rel)
                 if os.path.dirname(path) not in [d["path"] for d in directories]:
                     directories.append({"path": os.path.dirname(path), "mode": 0o755})
@@ -208,7 +215,7 @@ class ActionModule(ActionBase):
         # One line per host and file would swamp the output of a large fleet: counts only.
         result["files"] = len(files)
         result["files_changed"] = sum(1 for f in placed["files"] if f["changed"])
-        result["msg"] = f"{len(plan['hosts'])} hosts, {result['files']} files, {result['files_changed']} changed"
+        result["msg"] = f"{len(plan.hosts)} hosts, {result['files']} files, {result['files_changed']} changed"
         return result
 
     @staticmethod

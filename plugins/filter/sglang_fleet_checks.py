@@ -5,6 +5,9 @@ plugins/plugin_utils/rollout/_fleet_checks.py (pure, unit-tested)."""
 
 from __future__ import annotations
 
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import typed_plan
 from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._fleet_checks import ping_plan
 
 
@@ -14,7 +17,11 @@ def sglang_ping_plan(plan, results):
     for host, result in (results or {}).items():
         usable = isinstance(result, dict) and not result.get("failed") and not result.get("skipped")
         observed[str(host)] = result.get("observed") if usable else None
-    return ping_plan(plan, observed)
+    try:
+        typed = typed_plan(plan)
+    except ValueError as exc:
+        raise AnsibleFilterError(f"sglang_ping_plan: {exc}") from None
+    return ping_plan(typed, observed)
 
 
 class FilterModule:

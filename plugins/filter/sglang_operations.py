@@ -18,7 +18,7 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils.core._errors import 
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import typed_plan
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._settings import host_values
 from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._status import watchdog_lines
-from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._host_files import purge_paths
+from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._host_files import DEFAULT_SETTINGS, purge_paths
 
 
 def _typed(plan):
@@ -58,8 +58,9 @@ def sglang_start_records(services):
 def sglang_host_settings(plan, host, own=None):
     """One host's host-scope settings by variable name: the plan's, or for a host the plan has no entry for, its
     own values (own: its hostvars) over the settings table's defaults; the playbooks restate no default."""
+    planned = _typed(plan).hosts.get(str(host)) if plan else None
     try:
-        return host_values(plan, host, own)
+        return host_values(planned.settings if planned is not None else None, str(host), own)
     except PlanError as exc:
         raise AnsibleFilterError(exc.render(f"host {host}")) from None
 
@@ -67,9 +68,8 @@ def sglang_host_settings(plan, host, own=None):
 def sglang_purge_files(plan, host, settings=None):
     """Every path stop.yml's purge removes on this host (plugin_utils/targets/_host_files.py, the one list of the
     files a host's plan produces); settings: the host's, as sglang_host_settings gives them."""
-    host_plan = ((plan or {}).get("hosts") or {}).get(host) or {}
-    dirs = {name[len("sglang_"):]: value for name, value in (settings or {}).items() if name.startswith("sglang_")}
-    return purge_paths(host_plan, dirs)
+    host_plan = _typed(plan).hosts.get(str(host)) if plan else None
+    return purge_paths(host_plan, {k: v for k, v in (settings or {}).items() if k in DEFAULT_SETTINGS})
 
 
 def sglang_routers(plan):

@@ -6,6 +6,9 @@ decision is made here alone, where every host's report is known."""
 
 from __future__ import annotations
 
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import InstancePlan
 from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._rollout import decide
 
 
@@ -17,7 +20,11 @@ def sglang_rollout(reports, instances=None):
         # A host that rendered nothing here (no service of the play's roles) has a skipped or no result.
         usable = isinstance(report, dict) and not report.get("skipped") and "services" in report
         hosts[str(host)] = report if usable else {}
-    return decide(hosts, instances)
+    try:
+        planned = [InstancePlan(**dict(inst)) for inst in instances or ()]
+    except (TypeError, ValueError) as exc:
+        raise AnsibleFilterError(f"sglang_rollout: instances must be the plan's (sglang_plan.instances): {exc}") from None
+    return decide(hosts, planned)
 
 
 class FilterModule:

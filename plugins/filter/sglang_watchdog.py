@@ -5,17 +5,26 @@ logic is in plugins.plugin_utils.plan._watchdog.py (pure, unit-tested), which th
 
 from __future__ import annotations
 
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import Service
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._settings import file_defaults
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._watchdog import files_of, unit_name, watched
 
 
 def sglang_watched(services, settings):
     """The services of one host that get an instance watchdog, given the host's sglang_watchdog_* values."""
-    return watched(services, settings)
+    try:
+        typed = [Service.from_dict(svc) for svc in services or ()]
+    except (TypeError, KeyError, AttributeError) as exc:
+        raise AnsibleFilterError(f"sglang_watched: not the plan's services ({exc})") from None
+    return [svc.as_dict() for svc in watched(typed, dict(settings or {}))]
 
 
-def sglang_watchdog_files(services, dirs):
-    """The unit, configuration and state file of the watchdogs of these services (names), by path."""
-    return files_of(services, dirs)
+def sglang_watchdog_files(services, settings):
+    """The unit, configuration and state file of the watchdogs of these services (names), by path; settings: the
+    host's by their full names (sglang_systemd_dir, sglang_etc_dir, sglang_watchdog_state_dir; unset: defaults)."""
+    return files_of([str(name) for name in services or ()], dict(file_defaults(), **dict(settings or {})))
 
 
 def sglang_watchdog_unit(service):

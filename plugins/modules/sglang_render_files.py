@@ -15,7 +15,7 @@ description:
     configuration and unit, plus the watchdog program), renders them on the controller from the
     C(ascend.sglang.sglang_service) role's templates, and writes them in one step.
   - Deployment (O(render_dir) unset) - the files of O(host) go to their deployment directories
-    (C(etc_dir), C(libexec_dir), C(systemd_dir), C(sysctl_dir) of O(settings)) in one call of
+    (C(sglang_etc_dir), C(sglang_libexec_dir), C(sglang_systemd_dir), C(sglang_sysctl_dir)) in one call of
     M(ascend.sglang.sglang_place_files), which creates the directories and replaces each differing file
     atomically with its mode (secret files C(0600), owned by root).
   - Render mode (O(render_dir) set) - every host of the plan gets a directory C(<render_dir>/<host>/) with its
@@ -51,9 +51,10 @@ options:
     elements: str
   settings:
     description:
-      - Paths and settings written into the files - C(etc_dir), C(libexec_dir), C(systemd_dir), C(sysctl_dir),
-        C(restart_sec), C(timeout_stop_sec), C(limit_nofile) and the watchdog's C(watchdog_*) settings (the role
-        variables of the same names with the C(sglang_) prefix). Unset keys take the role defaults.
+      - Paths and settings written into the files, by their role variable names - C(sglang_etc_dir),
+        C(sglang_libexec_dir), C(sglang_systemd_dir), C(sglang_sysctl_dir), C(sglang_restart_sec),
+        C(sglang_timeout_stop_sec), C(sglang_limit_nofile) and the watchdog's C(sglang_watchdog_*) settings. They
+        win over the host's settings in the plan; unset keys take those, then the settings table's defaults.
     type: dict
     default: {}
   secrets:
@@ -96,7 +97,7 @@ EXAMPLES = r"""
     roles: [prefill]
     secrets: "{{ sglang_secrets | default({}) }}"
     settings:
-      etc_dir: /etc/sglang
+      sglang_etc_dir: /etc/sglang
   register: files
 
 - name: Render every host's files on the controller
@@ -155,6 +156,12 @@ pending:
 stale_watchdogs:
   description: Services of these roles that get no watchdog now but whose watchdog unit an earlier deployment left
     on the host (looked for in the same module call); the role stops and removes those watchdogs.
+  returned: deployment
+  type: list
+  elements: str
+stale_watchdog_files:
+  description: The unit, configuration and state file of each of those watchdogs, by path on the host (named with
+    the host's settings, as the renderer names them).
   returned: deployment
   type: list
   elements: str

@@ -94,14 +94,13 @@ def test_render_writes_the_plan(inventory: str, rendered) -> None:
             unit = (out / host / f"{svc.name}.service").read_text()
             assert f"ExecStart=/usr/local/libexec/sglang/{svc.name}.sh" in unit
         # The watchdog files deploy writes for the host's watched services (role defaults, as the examples keep).
-        # The dict form, as the renderer reads the plan (sglang_plan).
-        for svc in watchdog.watched(expected.as_dict()["hosts"][host]["services"], WATCHDOG_DEFAULTS):
-            want += [f"{host}/sglang-watchdog-{svc['name']}.service", f"{host}/{svc['name']}.watchdog.json"]
-            config = json.loads((out / host / f"{svc['name']}.watchdog.json").read_text())
+        for svc in watchdog.watched(expected.hosts[host].services, WATCHDOG_DEFAULTS):
+            want += [f"{host}/sglang-watchdog-{svc.name}.service", f"{host}/{svc.name}.watchdog.json"]
+            config = json.loads((out / host / f"{svc.name}.watchdog.json").read_text())
             assert config == json.loads(json.dumps(watchdog.config(svc, WATCHDOG_DEFAULTS)))
-            unit = (out / host / f"sglang-watchdog-{svc['name']}.service").read_text()
+            unit = (out / host / f"sglang-watchdog-{svc.name}.service").read_text()
             assert (f"ExecStart=/usr/bin/python3 /usr/local/libexec/sglang/sglang_watchdog.py "
-                    f"/etc/sglang/{svc['name']}.watchdog.json") in unit
+                    f"/etc/sglang/{svc.name}.watchdog.json") in unit
         if server_host:
             subprocess.run(["bash", "-n", str(out / host / "cann_env.sh")], check=True)
     # The Prometheus files of the plan, for review (metrics are on in every example).

@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.unit.plans import plan_dict
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 pytestmark = pytest.mark.ansible
@@ -33,14 +35,14 @@ OTHER = dict(SERVICE, name="sglang-decode-i1-r0", instance=1, instance_key="deco
 def run(tmp: Path, services: list, *flags: str, settings: dict | None = None,
         record_start: float | None = None, secrets: dict | None = None, ok: bool = True,
         cann: dict | None = None) -> tuple[dict, str]:
-    plan = {"profile": "p", "hosts": {"h": {"services": services, **({"cann": cann} if cann is not None else {})}}}
+    plan = plan_dict({"h": {"services": services, **({"cann": cann} if cann is not None else {})}})
     out = tmp / "result.json"
     book = [{"hosts": "h", "gather_facts": False, "connection": "local",
              "vars": {"ansible_python_interpreter": sys.executable}, "tasks": [
                  {"name": "files", "ascend.sglang.sglang_render_files": {
                      "plan": plan, "roles": ["decode"], "secrets": {"decode": {"--api-key": "api-key-value"}} if secrets is None else secrets,
-                     "settings": {"etc_dir": str(tmp / "etc"), "libexec_dir": str(tmp / "libexec"),
-                                  "systemd_dir": str(tmp / "systemd"), **(settings or {})},
+                     "settings": {"sglang_etc_dir": str(tmp / "etc"), "sglang_libexec_dir": str(tmp / "libexec"),
+                                  "sglang_systemd_dir": str(tmp / "systemd"), **(settings or {})},
                      **({"record_start": record_start, "record_path": str(tmp / "state" / "last-deploy.json")}
                         if record_start is not None else {}),
                      **({"cann_env": True} if cann is not None else {})},
@@ -109,8 +111,13 @@ def test_deploy_mode_writes_reports_and_restarts_like_the_template_tasks(tmp_pat
     # Watchdogs switched off: the renderer finds the one an earlier run installed (the role removes it); check
     # mode looks too, and neither removes anything itself.
     for flags in (("--check",), ()):
-        off, _unused = run(tmp_path, [SERVICE, changed], *flags, settings={"watchdog_enabled": False})
+        off, _unused = run(tmp_path, [SERVICE, changed], *flags, settings={"sglang_watchdog_enabled": False})
         assert off["stale_watchdogs"] == [SERVICE["name"]] and off["watched"] == []
+        # Their files by path, named with this host's settings (the role removes these).
+        assert off["stale_watchdog_files"] == [
+            str(tmp_path / "systemd" / f"sglang-watchdog-{SERVICE['name']}.service"),
+            str(tmp_path / "etc" / f"{SERVICE['name']}.watchdog.json"),
+            f"/var/lib/sglang-watchdog/{SERVICE['name']}.json"]
         assert (tmp_path / "systemd" / f"sglang-watchdog-{SERVICE['name']}.service").exists()
 
 

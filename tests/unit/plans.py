@@ -18,3 +18,34 @@ def make_plan(profile_id, variables=None, **groups):
     variables = {"sglang_model_path": "/models/m", "sglang_draft_model_path": "/models/draft", **(variables or {})}
     profile = load_profile(profile_id)
     return profile, plan(profile, build_inventory(names, hostvars, variables)).as_dict()
+
+
+# A service's fields the tests that build one by hand leave out (the consumer under test does not read them).
+_SERVICE_DEFAULTS = {"role": "decode", "instance": 0, "node_rank": 0, "nnodes": 1, "inventory_host": "h",
+                     "host": "127.0.0.1", "port": 8000, "bootstrap_port": None, "dist_init_addr": None,
+                     "argv": ["python3"], "env": {}, "health_url": None, "ready_url": None, "depends_on": [],
+                     "listens": {}}
+
+
+def service_dict(**fields):
+    """A service in the plan's dict form, the fields not given filled in (instance_key: the name)."""
+    return {**_SERVICE_DEFAULTS, "instance_key": fields.get("name"), **fields}
+
+
+def service(**fields):
+    """A typed service (the plan's record), the fields not given filled in."""
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import Service
+    return Service.from_dict(service_dict(**fields))
+
+
+def plan_dict(hosts, **fields):
+    """A plan's dict form (sglang_plan, as the playbooks hand it to an action) of hand-made hosts: host -> {services:
+    [partial service dicts], cann, host_tuning, settings}; fields: the plan's own (profile, instances, ...)."""
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import HostPlan, Plan
+    typed = {name: HostPlan.from_dict({"host_tuning": entry.get("host_tuning") or {}, "cann": entry.get("cann") or {},
+                                       "settings": entry.get("settings") or {},
+                                       "services": [service_dict(**svc) for svc in entry.get("services") or []]})
+             for name, entry in hosts.items()}
+    base = {"profile": "p", "title": "p", "deploy_mode": "pd", "releases": {}, "supported_releases": {},
+            "release_changes": [], "router_upstreams": {}, "bench": None, "cards": 1.0}
+    return Plan(hosts=typed, **dict(base, **fields)).as_dict()

@@ -19,7 +19,10 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.ascend.sglang.plugins.filter.sglang_operations import sglang_host_settings, sglang_purge_files
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._errors import Collector
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _settings as table
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import HostPlan
 from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._host_files import host_files, purge_paths
+
+from tests.unit.plans import make_plan
 
 ROOT = Path(__file__).resolve().parents[2]
 SCANNED = ("playbooks/**/*.yml", "roles/*/tasks/*.yml", "roles/*/handlers/*.yml", "roles/*/templates/*")
@@ -150,8 +153,9 @@ def test_the_plan_settings_hold_every_default_of_the_deployment_and_the_run() ->
 
 
 def test_a_host_outside_the_plan_gets_its_own_values_over_the_table_defaults() -> None:
-    plan = {"hosts": {"a": {"services": [], "settings": {"sglang_etc_dir": "/planned"}}}}
-    assert sglang_host_settings(plan, "a") == {"sglang_etc_dir": "/planned"}
+    _unused, plan = make_plan("deepseek_r1_pd32", prefill=1, decode=2, router=1)
+    plan["hosts"]["decode0"]["settings"]["sglang_etc_dir"] = "/planned"
+    assert sglang_host_settings(plan, "decode0")["sglang_etc_dir"] == "/planned"
     left = sglang_host_settings(plan, "b", {"sglang_etc_dir": "/own"})
     assert left == dict(table.defaults(table.HOST), sglang_etc_dir="/own")
     assert sglang_host_settings(plan, "b") == table.defaults(table.HOST)
@@ -162,14 +166,18 @@ def test_a_host_outside_the_plan_gets_its_own_values_over_the_table_defaults() -
 
 
 def _service(name: str, role: str = "decode", **extra) -> dict:
-    return dict({"name": name, "role": role, "argv": ["python3"], "env": {}, "nnodes": 1, "node_rank": 0}, **extra)
+    return dict({"name": name, "role": role, "argv": ["python3"], "env": {}, "nnodes": 1, "node_rank": 0,
+                 "instance": 0, "inventory_host": "h", "host": "10.0.0.1", "port": 8000, "bootstrap_port": None,
+                 "dist_init_addr": None, "health_url": None, "ready_url": None, "instance_key": name,
+                 "depends_on": [], "listens": {}}, **extra)
 
 
 def test_the_purge_removes_every_file_the_host_plan_writes_and_what_an_earlier_one_left() -> None:
-    host_plan = {"services": [_service("sglang-decode-i0-r0"), _service("sglang-decode-i1-r0", secret_flags=["--k"])],
-                 "cann": {}, "host_tuning": {}}
-    settings = {"etc_dir": "/e", "libexec_dir": "/l", "systemd_dir": "/u", "sysctl_dir": "/s",
-                "watchdog_state_dir": "/w"}
+    host_plan = HostPlan.from_dict({"services": [_service("sglang-decode-i0-r0"),
+                                                 _service("sglang-decode-i1-r0", secret_flags=["--k"])],
+                                    "cann": {}, "host_tuning": {}})
+    settings = {"sglang_etc_dir": "/e", "sglang_libexec_dir": "/l", "sglang_systemd_dir": "/u",
+                "sglang_sysctl_dir": "/s", "sglang_watchdog_state_dir": "/w"}
     paths = purge_paths(host_plan, settings)
     written = [f"{settings[f.dir]}/{f.name}" for f in host_files(host_plan, settings, secrets={"decode": {"--k": "v"}})]
     assert set(written) <= set(paths) and len(paths) == len(set(paths))
@@ -180,6 +188,6 @@ def test_the_purge_removes_every_file_the_host_plan_writes_and_what_an_earlier_o
     assert {"/l/sglang_watchdog.py", "/w", "/l/sglang_record_start.sh", "/e/cann_env.sh",
             "/s/90-sglang.conf"} <= set(paths)
     # A host that left the plan: the host's own files, through the filter with the host's settings.
-    plan = {"hosts": {}}
+    _unused, plan = make_plan("deepseek_r1_pd32", prefill=1, decode=2, router=1)
     left = sglang_purge_files(plan, "gone", sglang_host_settings(plan, "gone", {"sglang_etc_dir": "/own"}))
     assert "/own/cann_env.sh" in left and not any(p.endswith(".env") for p in left)

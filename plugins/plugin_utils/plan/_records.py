@@ -112,6 +112,10 @@ class HostPlan:
     # what the render action writes into its files.
     settings: dict[str, Any] = dataclasses.field(default_factory=dict)
 
+    def as_dict(self) -> dict[str, Any]:
+        """The host's part in the plan's dict form (what a module on the host takes)."""
+        return {field.name: _plain(getattr(self, field.name)) for field in dataclasses.fields(self)}
+
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> HostPlan:
         return cls(**dict(data, services=[Service.from_dict(svc) for svc in data["services"]]))

@@ -76,6 +76,9 @@ class Setting:
     reaches: str = ""
     # The host's files depend on it (plugin_utils/targets/_host_files.py): render mode and deployment write it in.
     files: bool = False
+    # The input of the role templates (roles/sglang_service/templates) the value fills: their own names, which the
+    # files carry in their header comments, so that a file on a host stays byte for byte what it was.
+    template: str | None = None
 
     def spec(self) -> dict[str, Any]:
         """This row as an argument_specs option."""
@@ -262,6 +265,12 @@ def F(*args: Any, **kwargs: Any) -> Setting:
     return Setting(*args, files=True, **kwargs)
 
 
+# The rows of the directories a host's files are placed in, and of the watchdog's state directory: the renderer's
+# file list (plugin_utils/targets/_host_files.py) and the purge name them through these, by their full names.
+ETC_DIR, LIBEXEC_DIR, SYSTEMD_DIR = "sglang_etc_dir", "sglang_libexec_dir", "sglang_systemd_dir"
+SYSCTL_DIR, WATCHDOG_STATE_DIR = "sglang_sysctl_dir", "sglang_watchdog_state_dir"
+
+
 _SVC = ("sglang_service:main",) + SERVERS_MAIN
 _SVC_R = _SVC + ("router:main",)
 _WAIT = ("sglang_service:wait_healthy", "router:wait_healthy")
@@ -327,15 +336,16 @@ TABLE: tuple[Setting, ...] = (
     S("sglang_npu_cpus", HOST, "The CPUs near each NPU of the host, as npu-smi info -t topo prints them (NPU index "
       "-> CPU list, e.g. {0: '144-167'}): each server's unit is pinned to the CPUs of its NPUs (CPUAffinity=, a "
       "container's --cpuset-cpus); {} runs it unpinned. Preflight says what to set.", _npu_cpus, {}, "dict"),
-    F("sglang_etc_dir", HOST, "Directory of C(cann_env.sh) and of the services' C(<name>.env) files.", c.unit_path,
+    F(ETC_DIR, HOST, "Directory of C(cann_env.sh) and of the services' C(<name>.env) files.", c.unit_path,
       "/etc/sglang", "path", entries=("sglang_service:render",) + _SVC_R,
-      defaults_in=("sglang_service",), reaches="launcher, watchdog unit ExecStart="),
-    F("sglang_libexec_dir", HOST, "Directory of the launchers C(<name>.sh) (ExecStart of the units).", c.unit_path,
+      defaults_in=("sglang_service",), reaches="launcher, watchdog unit ExecStart=",
+      template="sglang_tpl_etc_dir"),
+    F(LIBEXEC_DIR, HOST, "Directory of the launchers C(<name>.sh) (ExecStart of the units).", c.unit_path,
       "/usr/local/libexec/sglang", "path", entries=_SVC_R + ("sglang_service:render",),
-      defaults_in=("sglang_service",), reaches="unit ExecStart="),
-    F("sglang_systemd_dir", HOST, "Directory of the systemd units C(<name>.service).", c.absolute_path, "/etc/systemd/system",
+      defaults_in=("sglang_service",), reaches="unit ExecStart=", template="sglang_tpl_libexec_dir"),
+    F(SYSTEMD_DIR, HOST, "Directory of the systemd units C(<name>.service).", c.absolute_path, "/etc/systemd/system",
       "path", entries=_SVC_R, defaults_in=("sglang_service",)),
-    F("sglang_sysctl_dir", HOST, "Directory of the persisted settings file C(90-sglang.conf).", c.absolute_path,
+    F(SYSCTL_DIR, HOST, "Directory of the persisted settings file C(90-sglang.conf).", c.absolute_path,
       "/etc/sysctl.d", "path", entries=("host_tuning:main",), defaults_in=("host_tuning",)),
     S("sglang_cpu_sysfs_dir", HOST, "sysfs CPU directory (overridable for tests).", c.absolute_path,
       "/sys/devices/system/cpu", "path", entries=("host_tuning:main",), defaults_in=("host_tuning",)),
@@ -344,11 +354,14 @@ TABLE: tuple[Setting, ...] = (
     S("sglang_host_tuning_sysctl", HOST, "Manage the kernel settings (sysctl).", c.boolean, True, "bool",
       entries=("host_tuning:main",), defaults_in=("host_tuning",)),
     F("sglang_restart_sec", HOST, "C(RestartSec=) of the units.", _int(0, 3600), 10, "int",
-      entries=_SVC_R + ("sglang_service:render",), defaults_in=("sglang_service",)),
+      entries=_SVC_R + ("sglang_service:render",), defaults_in=("sglang_service",),
+      template="sglang_tpl_restart_sec"),
     F("sglang_timeout_stop_sec", HOST, "C(TimeoutStopSec=) of the units.", _int(1, 86400), 60, "int",
-      entries=_SVC_R + ("sglang_service:render",), defaults_in=("sglang_service",)),
+      entries=_SVC_R + ("sglang_service:render",), defaults_in=("sglang_service",),
+      template="sglang_tpl_timeout_stop_sec"),
     F("sglang_limit_nofile", HOST, "C(LimitNOFILE=) of the units.", _int(1, 1073741816), 1048576, "int",
-      entries=_SVC_R + ("sglang_service:render",), defaults_in=("sglang_service",)),
+      entries=_SVC_R + ("sglang_service:render",), defaults_in=("sglang_service",),
+      template="sglang_tpl_limit_nofile"),
     S("sglang_server_install", HOST, "Install the server's Python packages into I(sglang_server_venv) before "
       "deploying (off: the image provides SGLang).", c.boolean, False, "bool", entries=_SVC,
       defaults_in=("sglang_service",)),
@@ -415,8 +428,9 @@ TABLE: tuple[Setting, ...] = (
     F("sglang_watchdog_backoff_max", HOST, "Longest wait between two restarts (at least the initial backoff).",
       _int(1, 86400), 600, "int", entries=_WATCH, defaults_in=("sglang_service",)),
     F("sglang_watchdog_python", HOST, "Interpreter running the watchdog (standard library only).", c.unit_path,
-      "/usr/bin/python3", "path", entries=_WATCH, defaults_in=("sglang_service",), reaches="watchdog unit"),
-    F("sglang_watchdog_state_dir", HOST, "Directory of the watchdogs' state files.", c.unit_path,
+      "/usr/bin/python3", "path", entries=_WATCH, defaults_in=("sglang_service",), reaches="watchdog unit",
+      template="sglang_tpl_watchdog_python"),
+    F(WATCHDOG_STATE_DIR, HOST, "Directory of the watchdogs' state files.", c.unit_path,
       "/var/lib/sglang-watchdog", "path", entries=_WATCH, defaults_in=("sglang_service",)),
     S("sglang_watchdog_port", HOST, "Port on rank 0's address where rank 0's watchdog serves its unit's "
       "InvocationID to the other ranks' watchdogs (read from rank 0's host).", _int(1, 65535), 8990, "int",
@@ -562,27 +576,30 @@ def defaults(scope: str | None = None) -> dict[str, Any]:
             if row.default is not NO_DEFAULT and (scope is None or row.scope == scope)}
 
 
-def host_values(plan: Mapping[str, Any], host: str, own: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """One inventory host's host-scope settings by variable name: the plan's (checked, defaults filled in) for a
-    host the plan has an entry for; for any other host (one that left the plan, as stop.yml still reaches it), the
-    values it sets itself (``own``: its variables) checked by this table like a planned host's, over the defaults.
+def host_values(planned: Mapping[str, Any] | None, host: str, own: Mapping[str, Any] | None = None
+                ) -> dict[str, Any]:
+    """One inventory host's host-scope settings by variable name: the plan's (``planned``: its HostPlan.settings;
+    checked, defaults filled in) for a host the plan has an entry for; for any other host (None: one that left the
+    plan, as stop.yml still reaches it), the values it sets itself (``own``: its variables) checked by this table
+    like a planned host's, over the defaults.
     Raises PlanError naming the host and variable of a refused value: its paths would reach the purge unchecked."""
-    planned = ((plan or {}).get("hosts") or {}).get(host)
-    if isinstance(planned, Mapping) and isinstance(planned.get("settings"), Mapping):
-        return dict(planned["settings"])
+    if planned is not None:
+        return dict(planned)
     errors = Collector()
     out = check_host_values(own or {}, errors, None, host)
     errors.raise_if_any()
     return out
 
 
+def template_inputs(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The role templates' inputs filled from a host's file settings (full names): each row says which it fills."""
+    return {row.template: settings[row.name] for row in TABLE if row.template}
+
+
 def file_defaults() -> dict[str, Any]:
-    """The settings a host's files depend on, by their short names (etc_dir, watchdog_interval, ...)."""
-    return {row.name[len("sglang_"):]: row.default for row in TABLE if row.files}
-
-
-def watchdog_names() -> tuple[str, ...]:
-    return tuple(row.name for row in TABLE if row.files and row.name.startswith("sglang_watchdog_"))
+    """The settings a host's files depend on, with their defaults, by their full names (sglang_etc_dir, ...): the
+    templates read them under these names too."""
+    return {row.name: row.default for row in TABLE if row.files}
 
 
 def nearest(name: str) -> str | None:

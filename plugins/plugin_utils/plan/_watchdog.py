@@ -8,13 +8,14 @@ go through here, so that all of them name and write the same files.  Pure; no An
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from ansible_collections.ascend.sglang.plugins.module_utils.files._units import watchdog_unit
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _settings
 
-# Role variables the watchdog files depend on (rows of the settings table).
-SETTINGS = _settings.watchdog_names()
+if TYPE_CHECKING:  # the records hold these facts (plan/_records.py imports this module)
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import Service
+
 # The program every watchdog unit runs, in sglang_libexec_dir.
 PROGRAM = "sglang_watchdog.py"
 TIMING = ("interval", "timeout", "failures", "startup_grace", "max_restarts", "window", "backoff_initial",
@@ -110,37 +111,33 @@ def min_nodes(settings: Mapping[str, Any]) -> int:
     return 1 if truthy(settings["sglang_watchdog_single_node"]) else 2
 
 
-def watched(services: Iterable[Mapping[str, Any]], settings: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+def watched(services: Iterable[Service], settings: Mapping[str, Any]) -> list[Service]:
     """Services of one host that get a watchdog: ranks of multi-node instances (every server with
     sglang_watchdog_single_node); a router with a worker API (its watchdog then takes instances out and back)."""
     if not truthy(settings["sglang_watchdog_enabled"]):
         return []
     services = list(services)
-    servers = [s for s in services if s["role"] != "router" and int(s["nnodes"]) >= min_nodes(settings)]
-    routers = [s for s in services if s["role"] == "router" and (s.get("watchdog") or {}).get("router_url")]
+    servers = [s for s in services if s.role != "router" and int(s.nnodes) >= min_nodes(settings)]
+    routers = [s for s in services if s.role == "router" and isinstance(s.watchdog, RouterWatch)
+               and s.watchdog.router_url]
     return servers + routers
 
 
-def config(svc: Mapping[str, Any], settings: Mapping[str, Any]) -> dict[str, Any]:
+def config(svc: Service, settings: Mapping[str, Any]) -> dict[str, Any]:
     """The watchdog configuration (<service>.watchdog.json) of one watched service."""
     cfg: dict[str, Any] = {name: int(settings["sglang_watchdog_" + name]) for name in TIMING}
-    cfg["state_file"] = f"{settings['sglang_watchdog_state_dir']}/{state_name(svc['name'])}"
-    # The plan's dict form (the renderer reads the sglang_plan fact), typed again.
-    try:
-        facts = facts_from_dict(svc.get("watchdog"))
-    except (KeyError, TypeError, AttributeError) as exc:
-        raise ValueError(f"Invalid service in the plan: {svc['name']}: its watchdog facts are not the planner's "
-                         f"({type(exc).__name__}: {exc})") from None
+    cfg["state_file"] = f"{settings[_settings.WATCHDOG_STATE_DIR]}/{state_name(svc.name)}"
+    facts = svc.watchdog
     if isinstance(facts, RouterWatch):
         cfg.update(kind="router", router_url=facts.router_url,
                    workers=[w.as_dict() for w in facts.workers if int(w.nnodes) >= min_nodes(settings)])
     elif isinstance(facts, RankWatch):
-        cfg.update(kind="rank", unit=f"{svc['name']}.service", node_rank=svc["node_rank"], nnodes=svc["nnodes"],
+        cfg.update(kind="rank", unit=f"{svc.name}.service", node_rank=svc.node_rank, nnodes=svc.nnodes,
                    instance_label=facts.instance_label, health_url=facts.health_url,
                    members=[dataclasses.asdict(m) for m in facts.members],
                    evidence=dataclasses.asdict(facts.evidence) if facts.evidence is not None else None)
     else:
-        raise ValueError(f"Invalid service in the plan: {svc['name']} is watched but has no watchdog facts")
+        raise ValueError(f"Invalid service in the plan: {svc.name} is watched but has no watchdog facts")
     return cfg
 
 
@@ -159,9 +156,10 @@ def state_name(service: str) -> str:
     return f"{service}.json"
 
 
-def files_of(services: Iterable[str], dirs: Mapping[str, str]) -> list[str]:
+def files_of(services: Iterable[str], settings: Mapping[str, Any]) -> list[str]:
     """Every file a watchdog of these services writes or reads, by path: its unit, configuration and state
-    (dirs: systemd_dir, etc_dir, state_dir). The shared program is not among them."""
-    return [path for name in services for path in (f"{dirs['systemd_dir']}/{unit_name(name)}",
-                                                   f"{dirs['etc_dir']}/{config_name(name)}",
-                                                   f"{dirs['state_dir']}/{state_name(name)}")]
+    (settings: the host's, by their full names). The shared program is not among them."""
+    return [path for name in services
+            for path in (f"{settings[_settings.SYSTEMD_DIR]}/{unit_name(name)}",
+                         f"{settings[_settings.ETC_DIR]}/{config_name(name)}",
+                         f"{settings[_settings.WATCHDOG_STATE_DIR]}/{state_name(name)}")]

@@ -23,16 +23,23 @@ from ansible_collections.ascend.sglang.plugins.module_utils.checks._checks impor
 from ansible_collections.ascend.sglang.plugins.module_utils.checks._fabric_checks import span
 from ansible_collections.ascend.sglang.plugins.module_utils.checks._findings import OK, Finding
 from ansible_collections.ascend.sglang.plugins.module_utils.checks._preflight_inputs import fabric_devices, weight_dirs
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import HostPlan, Plan
 
 
-def _instances(plan: Mapping[str, Any]) -> list[tuple[str, int, list[str]]]:
+def _instances(plan: Plan) -> list[tuple[str, int, list[str]]]:
     """(role, instance, hosts in node-rank order) of every server instance, in plan order (the plan's
     ``instances``: each lists its inventory hosts by node rank)."""
-    return [(str(inst["role"]), int(inst["instance"]), [str(h) for h in inst["hosts"]])
-            for inst in plan.get("instances") or [] if inst.get("role") != "router"]
+    return [(inst.role, inst.instance, list(inst.hosts)) for inst in plan.instances if inst.role != "router"]
 
 
-def links(plan: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+def _host_side(host_plan: HostPlan) -> dict[str, Any]:
+    """A host's plan entry in the form the host-side readers take (module_utils/checks/_preflight_inputs.py reads
+    the plan's dict form, as the preflight module on the host gets it): the controller reads the same plan the
+    same way."""
+    return {"services": [svc.as_dict() for svc in host_plan.services]}
+
+
+def links(plan: Plan) -> list[tuple[str, str, str]]:
     """(pinging host, pinged host, why) of every pair of hosts whose NPUs must reach each other."""
     pairs: list[tuple[str, str, str]] = []
     seen: set[frozenset[str]] = set()
@@ -70,13 +77,13 @@ def device_ips(observed: Mapping[str, Any] | None) -> dict[int, str]:
     return out
 
 
-def ping_plan(plan: Mapping[str, Any], observed: Mapping[str, Mapping[str, Any] | None]) -> dict[str, list[dict]]:
+def ping_plan(plan: Plan, observed: Mapping[str, Mapping[str, Any] | None]) -> dict[str, list[dict]]:
     """Host -> its pings ({device, address, peer, peer_device, why}); observed: host -> its preflight observations.
     A device without an IP on either end is not pinged: the npu_ip check reports it."""
-    out: dict[str, list[dict[str, Any]]] = {host: [] for host in plan.get("hosts") or {}}
-    if level(plan.get("preflight"), "npu_ping") == "off":
+    out: dict[str, list[dict[str, Any]]] = {host: [] for host in plan.hosts}
+    if level(plan.preflight, "npu_ping") == "off":
         return out
-    used = {host: fabric_devices(host_plan or {}) for host, host_plan in (plan.get("hosts") or {}).items()}
+    used = {host: fabric_devices(_host_side(host_plan)) for host, host_plan in plan.hosts.items()}
     ips = {host: device_ips(got) for host, got in observed.items()}
     for source, target, why in links(plan):
         for device in sorted(set(used.get(source) or {}) & set(used.get(target) or {})):
@@ -87,17 +94,17 @@ def ping_plan(plan: Mapping[str, Any], observed: Mapping[str, Mapping[str, Any] 
     return out
 
 
-def tls_findings(plan: Mapping[str, Any], observed: Mapping[str, Mapping[str, Any] | None]) -> list[Finding]:
+def tls_findings(plan: Plan, observed: Mapping[str, Mapping[str, Any] | None]) -> list[Finding]:
     """One TLS switch on every planned NPU of every host: devices with TLS on cannot connect to devices with it
     off. The most common value is the reference; each host with other values gets a finding."""
-    severity = level(plan.get("preflight"), "npu_tls")
+    severity = level(plan.preflight, "npu_tls")
     if severity == "off":
         return []
     switches: dict[str, dict[int, int | None]] = {}
     users: dict[str, dict[int, list[str]]] = {}
-    for host, host_plan in (plan.get("hosts") or {}).items():
+    for host, host_plan in plan.hosts.items():
         devices = ((observed.get(host) or {}).get("fabric") or {}).get("devices") or {}
-        users[host] = fabric_devices(host_plan or {})
+        users[host] = fabric_devices(_host_side(host_plan))
         for device in users[host]:
             got = (devices.get(str(device)) or {}).get("tls")
             if got is not None:
@@ -152,17 +159,17 @@ def _signature(got: Mapping[str, Any]) -> tuple:
     return (tuple(sorted((got.get("files") or {}).items())), tuple(sorted((got.get("digests") or {}).items())))
 
 
-def weights_findings(plan: Mapping[str, Any], observed: Mapping[str, Mapping[str, Any] | None]) -> list[Finding]:
+def weights_findings(plan: Plan, observed: Mapping[str, Mapping[str, Any] | None]) -> list[Finding]:
     """The same files, sizes and digests on every host that loads one model directory: the ranks of an instance, and
     the prefill and decode servers of a PD deployment (their KV caches must match). The most common copy is the
     reference; without one (two hosts, two copies) every host is named."""
-    severity = level(plan.get("preflight"), "weights")
+    severity = level(plan.preflight, "weights")
     if severity == "off":
         return []
     by_path: dict[str, dict[str, Mapping[str, Any]]] = {}
     users: dict[tuple[str, str], list[str]] = {}
-    for host, host_plan in (plan.get("hosts") or {}).items():
-        for path, names in weight_dirs(host_plan or {}).items():
+    for host, host_plan in plan.hosts.items():
+        for path, names in weight_dirs(_host_side(host_plan)).items():
             got = (((observed.get(host) or {}).get("weights") or {}).get(path))
             if got and got.get("exists") and not got.get("error"):
                 by_path.setdefault(path, {})[host] = got
@@ -194,6 +201,6 @@ def weights_findings(plan: Mapping[str, Any], observed: Mapping[str, Mapping[str
     return findings
 
 
-def cross_host_findings(plan: Mapping[str, Any], observed: Mapping[str, Mapping[str, Any] | None]) -> list[Finding]:
+def cross_host_findings(plan: Plan, observed: Mapping[str, Mapping[str, Any] | None]) -> list[Finding]:
     """Every finding that compares hosts (the pings are the hosts' own: they ran them)."""
     return tls_findings(plan, observed) + weights_findings(plan, observed)

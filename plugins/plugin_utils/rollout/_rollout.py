@@ -26,6 +26,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from ansible_collections.ascend.sglang.plugins.module_utils.files._started import pending_rows
 from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._host_files import (
     SERVICE_KINDS, WATCHDOG_KINDS, sources_cann_env)
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import InstancePlan, Service
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._watchdog import unit_name
 
 # The reason every service of a host is due (the renderer's restart_all).
@@ -34,8 +35,7 @@ RESTART_ALL = "cann_env.sh or the installed packages changed"
 CANN_ENV_CHANGED = "cann_env.sh changed"
 
 
-def restart_reason(restart_all: bool, files: Sequence[Mapping[str, Any]],
-                   services: Sequence[Mapping[str, Any]]) -> str | None:
+def restart_reason(restart_all: bool, files: Sequence[Mapping[str, Any]], services: Sequence[Service]) -> str | None:
     """Why every service of the call is due, if so: the caller says so (restart_all: cann_env.sh written by an
     earlier task, or packages installed), or this call changed cann_env.sh and its services source it (a
     server's on the host runtime; not a router's, not a container's). files: the placed files ({kind, changed});
@@ -43,7 +43,7 @@ def restart_reason(restart_all: bool, files: Sequence[Mapping[str, Any]],
     if restart_all:
         return RESTART_ALL
     changed = any(row["changed"] for row in files if row["kind"] == "cann_env")
-    return CANN_ENV_CHANGED if changed and any(sources_cann_env(dict(svc)) for svc in services) else None
+    return CANN_ENV_CHANGED if changed and any(sources_cann_env(svc) for svc in services) else None
 
 
 def service_facts(name: str, instance_key: str, *, due: list[str], running: bool, unit_changed: bool,
@@ -57,8 +57,7 @@ def service_facts(name: str, instance_key: str, *, due: list[str], running: bool
             "new_unit": bool(new_unit), "watchdog": dict(watchdog) if watchdog else None}
 
 
-def host_queries(services: Sequence[Mapping[str, Any]], files: Iterable[Mapping[str, Any]],
-                 systemd_dir: str) -> dict[str, Any]:
+def host_queries(services: Sequence[Service], files: Iterable[Mapping[str, Any]], systemd_dir: str) -> dict[str, Any]:
     """What the renderer asks the host in the call that places the files.
 
     services: the host's planned services; files: the files of this call, {kind, service} each; systemd_dir: where
@@ -69,8 +68,8 @@ def host_queries(services: Sequence[Mapping[str, Any]], files: Iterable[Mapping[
     files = list(files)
     rendered = {row["service"] for row in files if row["kind"] == "unit"}
     watched = {row["service"] for row in files if row["kind"] == "watchdog_unit"}
-    own = [svc for svc in services if svc.get("name") in rendered]
-    names = [svc["name"] for svc in own]
+    own = [svc for svc in services if svc.name in rendered]
+    names = [svc.name for svc in own]
     return {"services": own,
             "probe": {posixpath.join(str(systemd_dir), unit_name(name)): name for name in names if name not in watched},
             "running": [name + ".service" for name in names] + [unit_name(name) for name in names if name in watched]}
@@ -109,7 +108,7 @@ def _pending_text(state: Mapping[str, Any]) -> str:
     return f"restart pending, it runs other files than its own ({state['reason']}{files})"
 
 
-def host_facts(files: Sequence[Mapping[str, Any]], services: Sequence[Mapping[str, Any]],
+def host_facts(files: Sequence[Mapping[str, Any]], services: Sequence[Service],
                running: Mapping[str, Mapping[str, Any]], restart_all: str | None) -> dict[str, Any]:
     """One host's report for decide(): per service, why it is due of its own; the restarts pending on the host.
 
@@ -129,7 +128,7 @@ def host_facts(files: Sequence[Mapping[str, Any]], services: Sequence[Mapping[st
     changed_units, changed_watchdogs = set(changes["changed_units"]), set(changes["changed_watchdogs"])
     facts = []
     for svc in services:
-        name = svc["name"]
+        name = svc.name
         state = running.get(name + ".service") or {}
         due = [f"its files changed ({', '.join(changed[name])})"] if name in changed else []
         if restart_all:
@@ -147,7 +146,7 @@ def host_facts(files: Sequence[Mapping[str, Any]], services: Sequence[Mapping[st
             watchdog = {"unit": wd_unit, "due": wd_due, "unit_changed": name in changed_watchdogs,
                         "new_unit": name in new_watchdogs, "running": bool(wd_state.get("running")),
                         "enabled": bool(wd_state.get("enabled"))}
-        facts.append(service_facts(name, str(svc.get("instance_key") or name), due=due,
+        facts.append(service_facts(name, str(svc.instance_key or name), due=due,
                                    running=bool(state.get("running")), unit_changed=name in changed_units,
                                    new_unit=name in new_units, watchdog=watchdog, enabled=bool(state.get("enabled"))))
     reload = changes["daemon_reload"] or any(state.get("need_daemon_reload") for state in running.values())
@@ -155,26 +154,25 @@ def host_facts(files: Sequence[Mapping[str, Any]], services: Sequence[Mapping[st
 
 
 def _instances(hosts: Mapping[str, Mapping[str, Any]],
-               planned: Sequence[Mapping[str, Any]] | None = None) -> dict[str, list[tuple[str, Mapping[str, Any]]]]:
-    """instance key -> its reported ranks, (host, service report) each. planned: the plan's instances (``key``,
-    ``ranks``, ``hosts``): each instance is its ranks as the plan lists them, in rank order, whatever the order of the
+               planned: Sequence[InstancePlan] | None = None) -> dict[str, list[tuple[str, Mapping[str, Any]]]]:
+    """instance key -> its reported ranks, (host, service report) each. planned: the plan's instances: each instance is its ranks as the plan lists them, in rank order, whatever the order of the
     reports. A reported service the plan does not list (or every one, without it) goes by the instance key it reports
     (the plan's Service.instance_key); ranks whose host did not report are left out either way."""
     reported = {(str(host), str(svc["name"])): svc
                 for host, facts in hosts.items() for svc in (facts or {}).get("services") or []}
     out: dict[str, list[tuple[str, Mapping[str, Any]]]] = {}
     for inst in planned or ():
-        ranks = [(host, reported.pop((host, name))) for name, host in zip(inst["ranks"], inst["hosts"])
+        ranks = [(host, reported.pop((host, name))) for name, host in zip(inst.ranks, inst.hosts)
                  if (host, name) in reported]
         if ranks:
-            out[str(inst["key"])] = ranks
+            out[inst.key] = ranks
     for (host, _name), svc in reported.items():
         out.setdefault(str(svc["instance_key"]), []).append((host, svc))
     return out
 
 
 def due_instances(hosts: Mapping[str, Mapping[str, Any]],
-                  instances: Sequence[Mapping[str, Any]] | None = None) -> dict[str, str]:
+                  instances: Sequence[InstancePlan] | None = None) -> dict[str, str]:
     """instance key -> why the whole instance restarts (the first reason found, in rank order with the plan's
     ``instances``, naming the rank and its host)."""
     due: dict[str, str] = {}
@@ -200,15 +198,15 @@ def _start(unit: Mapping[str, Any], restart: bool) -> dict[str, Any]:
 
 
 def decide(hosts: Mapping[str, Mapping[str, Any]],
-           instances: Sequence[Mapping[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
+           instances: Sequence[InstancePlan] | None = None) -> dict[str, dict[str, Any]]:
     """Per host: restart (service names), why (name -> reason), start (the units with something to do, services
     first, then their watchdogs: {unit, restart, new_unit}; a unit that runs, is enabled and is not restarted is
     left out, so a host with nothing to do makes no call), pause_watchdogs (watchdog units stopped on every host
     before any service restarts), stop_services (units stopped on every host before any starts again) and daemon_reload.
 
     hosts: host -> the renderer's report ({services: [service_facts...], daemon_reload}); hosts without services
-    (or without a report) get nothing to do. instances: the plan's instances (sglang_plan.instances), which ranks
-    form each instance."""
+    (or without a report) get nothing to do. instances: the plan's instances (Plan.instances), which ranks form
+    each instance."""
     due = due_instances(hosts, instances)
     out: dict[str, dict[str, Any]] = {}
     for host, facts in hosts.items():

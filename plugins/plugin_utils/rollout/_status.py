@@ -14,8 +14,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from ansible_collections.ascend.sglang.plugins.module_utils.http._router_workers import find_worker
 from ansible_collections.ascend.sglang.plugins.module_utils.files._started import pending_text
-from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._instances import instances, planned_services, routers
-from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import Plan
+from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._instances import instances, routers
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import Plan, Service
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import SERVER_ROLES
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._table import render
 
@@ -59,11 +59,11 @@ def format_duration(seconds: int | None) -> str:
     return (f"{days}d " if days else "") + f"{hours:02d}:{minutes:02d}:{secs:02d}"
 
 
-def metrics_cells(svc: Mapping[str, Any], got: Mapping[str, Any] | None) -> dict[str, str]:
+def metrics_cells(svc: Service, got: Mapping[str, Any] | None) -> dict[str, str]:
     """The ``run``, ``queue`` and ``tpot`` cells of a service: rank 0 of a server instance with metrics on shows
     its load (``tpot`` ``-`` before its first output token); a failed read shows its error, cut short, under
     ``run``; ``-`` for metrics off and every other service, ``?`` where the host said nothing about it."""
-    if not (svc.get("metrics_url") and svc.get("role") in SERVER_ROLES and svc.get("node_rank") == 0):
+    if not (svc.metrics_url and svc.role in SERVER_ROLES and svc.node_rank == 0):
         return {"run": "-", "queue": "-", "tpot": "-"}
     got = got or {}
     load = got.get("metrics")
@@ -109,9 +109,10 @@ def status_rows(plan: Plan, observed: Mapping[str, Any]) -> list[dict[str, Any]]
     rows = []
     # Rollout order: each server service sorts by its instance's place in the plan's instances.
     order = {svc["name"]: n for n, inst in enumerate(instances(plan)) for svc in inst["services"]}
-    for svc in planned_services(plan):
-        host_result = observed.get(svc["inventory_host"])
-        got = ((host_result or {}).get("services") or {}).get(svc["name"]) or {}
+    for inventory_host, svc in ((svc.inventory_host or host, svc) for host, host_plan in plan.hosts.items()
+                                for svc in host_plan.services):
+        host_result = observed.get(inventory_host)
+        got = ((host_result or {}).get("services") or {}).get(svc.name) or {}
         config = (pending_text(got["pending"]) if got.get("pending")
                   else "current" if got.get("state") in ("active", "reloading") else "-")
         if host_result is None:
@@ -120,9 +121,9 @@ def status_rows(plan: Plan, observed: Mapping[str, Any]) -> list[dict[str, Any]]
             state = got.get("state") or "unknown"
             if got.get("sub_state") and got.get("sub_state") != state:
                 state = f"{state} ({got['sub_state']})"
-            health = got.get("health") or ("-" if not svc.get("health_url") else "unknown")
-        if svc["role"] == "router":
-            if svc.get("mini_lb"):
+            health = got.get("health") or ("-" if not svc.health_url else "unknown")
+        if svc.role == "router":
+            if svc.mini_lb:
                 view = "mini-lb: no worker API"
             elif isinstance(got.get("workers"), Mapping):
                 workers = got["workers"].get("workers") or []
@@ -130,13 +131,13 @@ def status_rows(plan: Plan, observed: Mapping[str, Any]) -> list[dict[str, Any]]
                 view = f"{ok}/{len(workers)} workers healthy"
             else:
                 view = got.get("workers_error") or "-"
-        elif svc.get("worker"):
-            view = views.get(svc["worker"]["url"], "-")
+        elif svc.worker:
+            view = views.get(svc.worker["url"], "-")
         else:
             view = "-"
-        rows.append({"host": svc["inventory_host"], "service": svc["name"], "role": svc["role"],
+        rows.append({"host": inventory_host, "service": svc.name, "role": svc.role,
                      "watchdog": watchdog_text(got.get("watchdog")), "watchdog_state": got.get("watchdog"),
-                     "instance": svc["instance"], "node_rank": svc["node_rank"], "port": svc["port"],
+                     "instance": svc.instance, "node_rank": svc.node_rank, "port": svc.port,
                      "state": state, "health": health, "uptime_s": got.get("uptime_s"),
                      "uptime": format_duration(got.get("uptime_s")), "router_view": view,
                      "restarts": got.get("restarts"), "config": config, "pending": list(got.get("pending") or []),

@@ -18,9 +18,10 @@ from ansible_collections.ascend.sglang.plugins.module_utils.files._started impor
 from ansible_collections.ascend.sglang.plugins.module_utils.files._units import service_units
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _settings, _watchdog
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._contract import CONTROL_RE
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import HostPlan, Service
 
-# Deployment directories, by the setting naming them.
-ETC, LIBEXEC, SYSTEMD, SYSCTL = "etc_dir", "libexec_dir", "systemd_dir", "sysctl_dir"
+# Deployment directories, by the setting naming them (FileSpec.dir).
+ETC, LIBEXEC, SYSTEMD, SYSCTL = _settings.ETC_DIR, _settings.LIBEXEC_DIR, _settings.SYSTEMD_DIR, _settings.SYSCTL_DIR
 
 # Kinds whose change restarts the service they belong to (the watchdog kinds restart its watchdog).
 SERVICE_KINDS = ("env", "secrets", "launcher", "unit")
@@ -29,15 +30,17 @@ HOST_KINDS = ("cann_env", "sysctl")
 # The program every unit's ExecStartPre runs to record the files it starts from (module_utils/files/_started.py).
 RECORD_PROGRAM = "sglang_record_start.sh"
 
-# Settings a host's files depend on, with their defaults, by short name (rows of the settings table).
+# Settings a host's files depend on, with their defaults, by their full names (rows of the settings table): every
+# template reads them under these names.
 DEFAULT_SETTINGS = _settings.file_defaults()
 
 
 @dataclass
 class FileSpec:
-    """One file of a host. name: its name in its deployment directory (dir); render_name: its name in the
-    host's render directory (None: not rendered). Exactly one of template (a role template), src (a role
-    file) or content (text computed here) gives its content. sensitive: content never logged nor diffed."""
+    """One file of a host. name: its name in its deployment directory (dir: the setting naming the directory);
+    render_name: its name in the host's render directory (None: not rendered). Exactly one of template (a role
+    template), src (a role file) or content (text computed here) gives its content. sensitive: content never
+    logged nor diffed."""
 
     kind: str
     dir: str
@@ -60,14 +63,13 @@ _BAD_ENV_KEY = re.compile(r"[^A-Za-z0-9_]|^[0-9]|^$")
 ROLES = ("prefill", "decode", "mixed", "router")
 
 
-def check_service(svc) -> None:
+def check_service(svc: Service) -> None:
     """Fails (ValueError) on plan values that would break a file name, a unit or the shell files, before anything
-    is written. The message never holds an environment value or an argument."""
-    name = svc.get("name") if isinstance(svc, dict) else None
+    is written: the plan's dict form went through the playbook's variables, its types are checked here. The
+    message never holds an environment value or an argument."""
+    name, env, argv = svc.name, svc.env, svc.argv
     label = name if isinstance(name, str) and not CONTROL_RE.search(name) else "(no name)"
-    env = (svc.get("env") or {}) if isinstance(svc, dict) else None
-    argv = svc.get("argv") if isinstance(svc, dict) else None
-    if (not isinstance(name, str) or _BAD_NAME.search(name) or svc.get("role") not in ROLES
+    if (not isinstance(name, str) or _BAD_NAME.search(name) or svc.role not in ROLES
             or not isinstance(argv, list) or not argv or not isinstance(env, dict)
             or any(not isinstance(k, str) or _BAD_ENV_KEY.search(k) for k in env)):
         raise ValueError(f"Invalid service in the plan: {label}. A service needs a name made of letters, digits, "
@@ -81,19 +83,15 @@ def check_service(svc) -> None:
             raise ValueError(f"Invalid service in the plan: {label}: argument {index} contains a control character")
 
 
-def _without_env(svc: dict) -> dict:
-    return {k: v for k, v in svc.items() if k != "env"}
+def _without_env(svc: Service) -> dict:
+    """A service as the templates read it (its dict form) without its environment: only the environment file
+    holds that."""
+    return {k: v for k, v in svc.as_dict().items() if k != "env"}
 
 
-def watchdog_settings(cfg: dict) -> dict:
-    """The watchdog's settings of a host under their role-variable names, as plugin_utils/plan/_watchdog.py reads
-    them: which services are watched and what each watchdog's configuration holds are decided there only."""
-    return {name: cfg[name[len("sglang_"):]] for name in _watchdog.SETTINGS}
-
-
-def summary(svc: dict) -> str:
+def summary(svc: Service) -> str:
     """Render mode's <service>.json: what the service runs (the output of to_nice_json, then a newline)."""
-    record = {k: svc.get(k) for k in ("role", "instance", "node_rank", "argv", "env")}
+    record = {"role": svc.role, "instance": svc.instance, "node_rank": svc.node_rank, "argv": svc.argv, "env": svc.env}
     return json.dumps(record, indent=4, sort_keys=True, separators=(",", ": ")) + "\n"
 
 
@@ -102,22 +100,22 @@ def start_record(cfg: dict, unit: str, files: list) -> dict:
     return {"program": f"{cfg[LIBEXEC]}/{RECORD_PROGRAM}", "path": record_path(unit), "files": files}
 
 
-def sources_cann_env(svc: dict) -> bool:
+def sources_cann_env(svc: Service) -> bool:
     """Whether a service's launcher sources the host's cann_env.sh: a server on the host runtime. A container's
     image brings CANN; a router runs on no NPU and needs no CANN (nor the servers' NPU environment)."""
-    return not svc.get("container") and svc.get("role") != "router"
+    return not svc.container and svc.role != "router"
 
 
-def is_server_host(host_plan: dict) -> bool:
+def is_server_host(host_plan: HostPlan) -> bool:
     """Whether a host runs a server: only such a host gets cann_env.sh, the kernel settings and host tuning."""
-    return any(s.get("role") != "router" for s in host_plan.get("services") or [])
+    return any(s.role != "router" for s in host_plan.services)
 
 
-def service_files(cfg: dict, svc: dict) -> list:
+def service_files(cfg: dict, svc: Service) -> list:
     """The files a service starts from, in the order its start record lists them: its environment, secrets,
     launcher and unit, and cann_env.sh where its launcher sources it (sources_cann_env). The container's run
     settings are in the launcher and the unit."""
-    return _service_paths(cfg, svc["name"], bool(svc.get("secret_flags")), sources_cann_env(svc))
+    return _service_paths(cfg, svc.name, bool(svc.secret_flags), sources_cann_env(svc))
 
 
 def _service_paths(cfg: dict, name: str, secrets: bool, cann_env: bool) -> list:
@@ -134,41 +132,41 @@ def watchdog_files(cfg: dict, name: str) -> list:
             f"{cfg[LIBEXEC]}/{_watchdog.PROGRAM}"]
 
 
-def host_files(host_plan: dict, settings: dict | None = None, *, roles=None, kinds=None, render: bool = False,
+def host_files(host_plan: HostPlan, settings: dict | None = None, *, roles=None, kinds=None, render: bool = False,
                profile: str = "", secrets: dict | None = None, check: bool = True) -> list:
-    """The files of one host's plan entry, in writing order. roles: service roles to include (None: all, and
-    the host's own files, cann_env.sh and the kernel settings, which only a host running a server gets);
-    kinds: file kinds to include (None: all); render: render mode's set (summaries, no secrets nor watchdog
-    program). secrets: sglang_secrets (role -> flag -> value), needed for services with secret_flags.
+    """The files of one host's plan entry, in writing order. settings: the host's settings by their full names
+    (unset ones take the table's defaults); roles: service roles to include (None: all, and the host's own files,
+    cann_env.sh and the kernel settings, which only a host running a server gets); kinds: file kinds to include
+    (None: all); render: render mode's set (summaries, no secrets nor watchdog program). secrets: sglang_secrets
+    (role -> flag -> value), needed for services with secret_flags.
     Raises ValueError naming the service when one is not fit to be written (check_service)."""
     cfg = dict(DEFAULT_SETTINGS, **(settings or {}))
-    services = [s for s in host_plan.get("services") or [] if roles is None or s.get("role") in roles]
+    services = [s for s in host_plan.services if roles is None or s.role in roles]
     for svc in services if check else ():
         check_service(svc)
-    unit_vars = {"sglang_tpl_profile": profile, "sglang_tpl_etc_dir": cfg[ETC], "sglang_tpl_libexec_dir": cfg[LIBEXEC],
-                 "sglang_tpl_restart_sec": cfg["restart_sec"], "sglang_tpl_timeout_stop_sec": cfg["timeout_stop_sec"],
-                 "sglang_tpl_limit_nofile": cfg["limit_nofile"]}
+    # The templates' inputs from the host's file settings (each row of the table says which input it fills).
+    unit_vars = dict(_settings.template_inputs(cfg), sglang_tpl_profile=profile)
     # The host's own files belong to no role: listed when no roles are selected. The record program comes
     # before any unit that runs it: a run cut short between two files never leaves a unit without it.
     files = [] if render or not services else [
         FileSpec("record_program", LIBEXEC, RECORD_PROGRAM, "0755", src=RECORD_PROGRAM)]
     files += [] if roles is not None or not is_server_host(host_plan) else [
         FileSpec("cann_env", ETC, "cann_env.sh", "0644", "cann_env.sh", template="cann_env.sh.j2",
-                 variables={"sglang_tpl_cann": host_plan.get("cann") or {}}),
+                 variables={"sglang_tpl_cann": host_plan.cann or {}}),
         FileSpec("sysctl", SYSCTL, "90-sglang.conf", "0644", "sysctl.conf", template="sysctl.conf.j2",
-                 variables={"sglang_tpl_sysctl": (host_plan.get("host_tuning") or {}).get("sysctl") or {}}),
+                 variables={"sglang_tpl_sysctl": (host_plan.host_tuning or {}).get("sysctl") or {}}),
     ]
     for svc in services:
-        name, bare = svc["name"], _without_env(svc)
+        name, bare = svc.name, _without_env(svc)
         if render:
             files.append(FileSpec("summary", ETC, name + ".json", "0640", name + ".json", service=name,
                                   content=summary(svc), sensitive=True))
         files.append(FileSpec("env", ETC, name + ".env", "0640", name + ".env", service=name, template="sglang.env.j2",
-                              variables={"sglang_tpl_service": svc}, sensitive=True))
-        if svc.get("secret_flags") and not render:
+                              variables={"sglang_tpl_service": svc.as_dict()}, sensitive=True))
+        if svc.secret_flags and not render:
             files.append(FileSpec("secrets", ETC, name + ".secrets", "0600", service=name, template="sglang.secrets.j2",
                                   variables={"sglang_tpl_service": bare,
-                                             "sglang_tpl_secrets": (secrets or {}).get(svc.get("role")) or {}},
+                                             "sglang_tpl_secrets": (secrets or {}).get(svc.role) or {}},
                                   sensitive=True, owner="root", group="root"))
         files.append(FileSpec("launcher", LIBEXEC, name + ".sh", "0755", name + ".sh", service=name,
                               template="sglang.sh.j2", variables=dict(unit_vars, sglang_tpl_service=bare,
@@ -177,21 +175,19 @@ def host_files(host_plan: dict, settings: dict | None = None, *, roles=None, kin
         files.append(FileSpec("unit", SYSTEMD, name + ".service", "0644", name + ".service", service=name,
                               template="sglang.service.j2",
                               variables=dict(unit_vars, sglang_tpl_service=bare, sglang_tpl_record=record)))
-    wd_settings = watchdog_settings(cfg)
-    watch = _watchdog.watched([_without_env(s) for s in services], wd_settings)
+    watch = _watchdog.watched(services, cfg)
     if watch and not render:
         files.append(FileSpec("watchdog_program", LIBEXEC, _watchdog.PROGRAM, "0755", src=_watchdog.PROGRAM))
     for svc in watch:
-        name = svc["name"]
+        name = svc.name
         config_name, unit_name = _watchdog.config_name(name), _watchdog.unit_name(name)
         files.append(FileSpec("watchdog_config", ETC, config_name, "0644", config_name, service=name,
                               template="sglang-watchdog.json.j2",
-                              variables={"sglang_tpl_watchdog_config": _watchdog.config(svc, wd_settings)}))
+                              variables={"sglang_tpl_watchdog_config": _watchdog.config(svc, cfg)}))
         files.append(FileSpec("watchdog_unit", SYSTEMD, unit_name, "0644", unit_name, service=name,
                               template="sglang-watchdog.service.j2",
-                              variables={"sglang_tpl_service": svc, "sglang_tpl_watchdog_python": cfg["watchdog_python"],
-                                         "sglang_tpl_libexec_dir": cfg[LIBEXEC], "sglang_tpl_etc_dir": cfg[ETC],
-                                         "sglang_tpl_record": start_record(cfg, unit_name, watchdog_files(cfg, name))}))
+                              variables=dict(_settings.template_inputs(cfg), sglang_tpl_service=_without_env(svc),
+                                             sglang_tpl_record=start_record(cfg, unit_name, watchdog_files(cfg, name)))))
     if kinds is not None:
         files = [f for f in files if f.kind in kinds]
     if render:
@@ -199,20 +195,23 @@ def host_files(host_plan: dict, settings: dict | None = None, *, roles=None, kin
     return files
 
 
-def purge_paths(host_plan: dict, settings: dict | None = None) -> list:
+def purge_paths(host_plan: HostPlan | None, settings: dict | None = None) -> list:
     """Every path stop.yml's purge (sglang_stop_purge) removes on a host, each once: what host_files writes for the
-    host's plan entry, and what an earlier deployment of the same services may have left whatever the plan says
-    now (each service's secrets and watchdog files, the start records of its units, the watchdog program and
-    state directory, the record program, cann_env.sh and the kernel settings file, which a host that ran a server
-    before may hold). settings: as host_files takes them (etc_dir, ...). Nothing is checked: a purge removes."""
+    host's plan entry (None: a host the plan has no entry for), and what an earlier deployment of the same services
+    may have left whatever the plan says now (each service's secrets and watchdog files, the start records of its
+    units, the watchdog program and state directory, the record program, cann_env.sh and the kernel settings file,
+    which a host that ran a server before may hold). settings: as host_files takes them. Nothing is checked: a
+    purge removes."""
     cfg = dict(DEFAULT_SETTINGS, **(settings or {}))
-    names = [str(s["name"]) for s in host_plan.get("services") or [] if isinstance(s, dict) and s.get("name")]
+    host_plan = host_plan or HostPlan(host_tuning={}, cann={}, services=[])
+    names = [str(s.name) for s in host_plan.services if s.name]
 
     # Named as host_files names them (_service_paths, watchdog_files): a service's secrets and watchdog whatever
     # the plan says of them now, and the host's own files whatever it runs now.
     paths = [path for name in names
              for path in _service_paths(cfg, name, secrets=True, cann_env=False) + watchdog_files(cfg, name)]
-    paths += [str(cfg["watchdog_state_dir"])] + [record_path(unit) for name in names for unit in service_units(name)]
+    paths += [str(cfg[_settings.WATCHDOG_STATE_DIR])]
+    paths += [record_path(unit) for name in names for unit in service_units(name)]
     paths += [f"{cfg[LIBEXEC]}/{RECORD_PROGRAM}", f"{cfg[ETC]}/cann_env.sh", f"{cfg[SYSCTL]}/90-sglang.conf"]
     # Every file host_files lists is removed too: a file added there is purged without a change here.
     paths += [f"{cfg[spec.dir]}/{spec.name}" for spec in host_files(host_plan, settings, check=False)]

@@ -9,7 +9,15 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._fleet_check
     links, ping_plan, tls_findings, weights_findings,
 )
 
-from tests.unit.plans import make_plan
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import typed_plan
+
+from tests.unit import plans
+
+
+def make_plan(*args, **groups):
+    """A documented profile's plan, typed as the filter and the report action hand it over."""
+    profile, plan = plans.make_plan(*args, **groups)
+    return profile, typed_plan(plan)
 
 
 def fabric(host_index: int, devices: range, tls: int = 0, missing_ip: tuple[int, ...] = ()) -> dict:
@@ -20,9 +28,9 @@ def fabric(host_index: int, devices: range, tls: int = 0, missing_ip: tuple[int,
         for d in devices}}}
 
 
-def observed_for(plan: dict, **overrides) -> dict:
+def observed_for(plan, **overrides) -> dict:
     out = {}
-    for index, host in enumerate(plan["hosts"]):
+    for index, host in enumerate(plan.hosts):
         out[host] = overrides.get(host) or fabric(index, range(16))
     return out
 
@@ -69,7 +77,7 @@ def test_the_plan_grows_linearly_with_the_fleet(prefill, decode) -> None:
     assert len(pairs) == decode // 2 + max(prefill, decode)
     assert len({frozenset(p[:2]) for p in pairs}) == len(pairs)
     # Every server host takes part.
-    assert {h for p in pairs for h in p[:2]} == {h for h in plan["hosts"] if not h.startswith("router")}
+    assert {h for p in pairs for h in p[:2]} == {h for h in plan.hosts if not h.startswith("router")}
 
 
 def test_an_off_ping_check_plans_nothing() -> None:
@@ -106,10 +114,10 @@ FILES = {"config.json": 1200, "model.safetensors.index.json": 90000, "model-0000
 DIGESTS = {"config.json": "a" * 64, "model.safetensors.index.json": "b" * 64}
 
 
-def weights(plan: dict, **copies) -> dict:
+def weights(plan, **copies) -> dict:
     return {host: {"weights": {"/models/m": copies.get(host, copy(FILES, DIGESTS)),
                                "/models/draft": copy({"config.json": 10}, {"config.json": "c" * 64})}}
-            for host in plan["hosts"]}
+            for host in plan.hosts}
 
 
 def test_a_large_fleet_names_three_hosts_and_counts_the_rest() -> None:

@@ -9,7 +9,8 @@ import stat
 
 import pytest
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._host_files import host_files
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import HostPlan
+from ansible_collections.ascend.sglang.plugins.plugin_utils.targets import _host_files
 from ansible_collections.ascend.sglang.plugins.module_utils.files._atomic_files import place_all
 
 from tests.unit.plans import make_plan
@@ -29,6 +30,23 @@ ROUTER = {"name": "sglang-router-i0", "role": "router", "instance": 0, "node_ran
                                     "worker_type": "regular", "health_url": "http://10.0.0.2:8000/health_generate"}]}}
 HOST = {"services": [DECODE, ROUTER], "cann": {"sources": ["/usr/local/Ascend/set_env.sh"]},
         "host_tuning": {"sysctl": {"vm.swappiness": 0}}}
+DIRS = {"sglang_etc_dir": "/e", "sglang_libexec_dir": "/l", "sglang_systemd_dir": "/s"}
+# What the fixtures above leave out of a service: the renderer does not read it.
+_UNREAD = {"inventory_host": "h", "host": "10.0.0.9", "port": 8000, "bootstrap_port": None, "dist_init_addr": None,
+           "health_url": None, "ready_url": None, "depends_on": [], "listens": {}}
+
+
+def typed(host_plan: dict) -> HostPlan:
+    """A host's plan entry of the fixtures above, typed as the renderer takes it (the plan's records)."""
+    services = [dict(_UNREAD, instance_key=svc.get("name"), **svc) for svc in host_plan["services"]]
+    return HostPlan.from_dict({"host_tuning": host_plan.get("host_tuning") or {}, "cann": host_plan.get("cann") or {},
+                               "services": services})
+
+
+def host_files(host_plan, settings=None, **kwargs):
+    """_host_files.host_files of a fixture."""
+    plan = host_plan if isinstance(host_plan, HostPlan) else typed(host_plan)
+    return _host_files.host_files(plan, settings, **kwargs)
 
 
 def kinds(files):
@@ -36,7 +54,7 @@ def kinds(files):
 
 
 def test_deployment_lists_every_file_of_a_role_and_keeps_env_out_of_the_other_files() -> None:
-    files = host_files(HOST, {"etc_dir": "/e"}, roles=["decode"], secrets={"decode": {"--api-key": "k"}})
+    files = host_files(HOST, {"sglang_etc_dir": "/e"}, roles=["decode"], secrets={"decode": {"--api-key": "k"}})
     # The record program first: no unit that runs it is written before it (a run cut short between two files).
     assert kinds(files) == [("record_program", None), ("env", DECODE["name"]), ("secrets", DECODE["name"]),
                             ("launcher", DECODE["name"]),
@@ -53,16 +71,18 @@ def test_deployment_lists_every_file_of_a_role_and_keeps_env_out_of_the_other_fi
 def test_every_unit_records_the_files_it_starts_from() -> None:
     """The start record of each unit (module_utils/files/_started.py) lists every file that defines what it runs."""
     name = DECODE["name"]
-    files = {(f.kind, f.service): f for f in host_files(HOST, {"etc_dir": "/e", "libexec_dir": "/l", "systemd_dir": "/s"},
-                                                        secrets={"decode": {"--api-key": "k"}})}
+    files = {(f.kind, f.service): f for f in host_files(HOST, DIRS, secrets={"decode": {"--api-key": "k"}})}
     record = files[("unit", name)].variables["sglang_tpl_record"]
     assert record == {"program": "/l/sglang_record_start.sh", "path": f"/run/sglang/{name}.service.started",
                       "files": [f"/e/{name}.env", f"/e/{name}.secrets", f"/l/{name}.sh", f"/s/{name}.service",
                                 "/e/cann_env.sh"]}
     # Container runtime: the image brings CANN, the host's cann_env.sh is not sourced; the run settings are in the
     # launcher and the unit. No secrets file without secret flags.
-    boxed = dict(ROUTER, container={"engine": "podman", "image": "i", "run": ["podman", "run"], "remove": ["x"]})
-    router = host_files({"services": [boxed]}, {"etc_dir": "/e", "libexec_dir": "/l", "systemd_dir": "/s"})
+    boxed = dict(ROUTER, container={"engine": "podman", "image": "i", "name": ROUTER["name"], "npus": [], "devices": [],
+                                    "mounts": [], "visible_devices": None, "env_names": [],
+                                    "engine_path": "/usr/bin/podman", "run": ["podman", "run"], "remove": ["x"],
+                                    "from_archive": False})
+    router = host_files({"services": [boxed]}, DIRS)
     record = next(f for f in router if f.kind == "unit").variables["sglang_tpl_record"]
     assert record["files"] == ["/e/sglang-router-i0.env", "/l/sglang-router-i0.sh", "/s/sglang-router-i0.service"]
     # A router on the host runtime sources no cann_env.sh either (no NPU, no CANN), even beside a server.
@@ -75,7 +95,7 @@ def test_every_unit_records_the_files_it_starts_from() -> None:
     assert watchdog["files"] == [f"/e/{name}.watchdog.json", f"/s/sglang-watchdog-{name}.service",
                                  "/l/sglang_watchdog.py"]
     # Render mode renders the same units, without the program (it writes nothing to run).
-    rendered = host_files(HOST, {"etc_dir": "/e", "libexec_dir": "/l", "systemd_dir": "/s"}, render=True)
+    rendered = host_files(HOST, DIRS, render=True)
     assert "record_program" not in {f.kind for f in rendered}
     assert next(f for f in rendered if f.kind == "unit" and f.service == name).variables["sglang_tpl_record"] == \
         files[("unit", name)].variables["sglang_tpl_record"]
@@ -102,14 +122,15 @@ def config_of(files, service):
 
 
 def test_watchdogs_follow_the_settings() -> None:
-    assert not [f for f in host_files(HOST, {"watchdog_enabled": False}) if f.kind.startswith("watchdog")]
+    assert not [f for f in host_files(HOST, {"sglang_watchdog_enabled": False}) if f.kind.startswith("watchdog")]
     files = host_files(HOST)
     assert [f.service for f in files if f.kind == "watchdog_unit"] == [DECODE["name"], ROUTER["name"]]
     router = config_of(files, ROUTER["name"])
     assert router["kind"] == "router" and [w["url"] for w in router["workers"]] == ["http://10.0.0.1:8001"]
-    single = config_of(host_files(HOST, {"watchdog_single_node": "true"}), ROUTER["name"])
+    single = config_of(host_files(HOST, {"sglang_watchdog_single_node": "true"}), ROUTER["name"])
     assert len(single["workers"]) == 2
-    rank = config_of(host_files(HOST, {"watchdog_interval": "7", "watchdog_state_dir": "/s"}), DECODE["name"])
+    rank = config_of(host_files(HOST, {"sglang_watchdog_interval": "7", "sglang_watchdog_state_dir": "/s"}),
+                     DECODE["name"])
     assert rank["interval"] == 7 and rank["unit"] == "sglang-decode-i0-r1.service" and rank["node_rank"] == 1
     assert rank["state_file"] == "/s/sglang-decode-i0-r1.json"
 
@@ -118,7 +139,7 @@ def test_render_mode_names_every_file_of_a_real_plan_once() -> None:
     _unused, plan = make_plan("deepseek_r1_pd32", prefill=2, decode=2, router=1)
     router_only = 0
     for host_plan in plan["hosts"].values():
-        names = [f.render_name for f in host_files(host_plan, render=True)]
+        names = [f.render_name for f in host_files(HostPlan.from_dict(host_plan), render=True)]
         servers = [s for s in host_plan["services"] if s["role"] != "router"]
         # Only a host running a server gets the CANN environment and the kernel settings.
         assert (names[:2] == ["cann_env.sh", "sysctl.conf"]) == bool(servers), names

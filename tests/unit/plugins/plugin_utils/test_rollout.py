@@ -4,9 +4,14 @@ placed files changed, why each service is due). Pure Python."""
 
 from __future__ import annotations
 
+import dataclasses
+
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import InstancePlan
 from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._rollout import (
     CANN_ENV_CHANGED, RESTART_ALL, decide, due_instances, file_changes, host_facts, host_queries, restart_reason,
     service_facts, stale_watchdogs)
+
+from tests.unit.plans import service
 
 PENDING = "restart pending, it runs other files than its own (files changed since it started: /etc/sglang/x.env)"
 
@@ -138,9 +143,10 @@ def test_a_watchdog_pending_restarts_only_the_watchdog() -> None:
 
 
 # The plan's instances of fleet() (sglang_plan.instances, the fields _rollout reads).
-INSTANCES = [{"key": "prefill-i0", "ranks": ["sglang-prefill-i0-r0"], "hosts": ["p0"]},
-             {"key": "prefill-i1", "ranks": ["sglang-prefill-i1-r0"], "hosts": ["p1"]},
-             {"key": "decode-i0", "ranks": ["sglang-decode-i0-r0", "sglang-decode-i0-r1"], "hosts": ["d0", "d1"]}]
+INSTANCES = [InstancePlan(key="prefill-i0", role="prefill", instance=0, ranks=["sglang-prefill-i0-r0"], hosts=["p0"]),
+             InstancePlan(key="prefill-i1", role="prefill", instance=1, ranks=["sglang-prefill-i1-r0"], hosts=["p1"]),
+             InstancePlan(key="decode-i0", role="decode", instance=0, ranks=["sglang-decode-i0-r0", "sglang-decode-i0-r1"],
+                          hosts=["d0", "d1"])]
 
 
 def test_the_plans_instances_decide_as_the_reported_instance_keys() -> None:
@@ -178,8 +184,8 @@ def test_daemon_reload_and_hosts_without_services() -> None:
 # The renderer's bookkeeping of one host: two services, the decode rank watched (a watchdog unit is written for it).
 DEC, PRE = "sglang-decode-i0-r0", "sglang-prefill-i0-r0"
 WD = f"sglang-watchdog-{DEC}.service"
-PLANNED = [{"name": DEC, "instance_key": "decode-i0"}, {"name": PRE, "instance_key": "prefill-i0"},
-           {"name": "sglang-router", "instance_key": "router"}]
+PLANNED = [service(name=DEC, instance_key="decode-i0"), service(name=PRE, instance_key="prefill-i0"),
+           service(name="sglang-router", instance_key="router", role="router")]
 KINDS = {DEC: ("env", "launcher", "unit", "watchdog_config", "watchdog_unit"),
          PRE: ("env", "secrets", "launcher", "unit")}
 
@@ -218,7 +224,7 @@ def test_host_queries_asks_for_the_services_it_writes_and_their_stale_watchdogs(
     files = [{"kind": kind, "service": name} for name in (DEC, PRE) for kind in KINDS[name]]
     got = host_queries(PLANNED, files + [{"kind": "cann_env", "service": None}], "/etc/systemd/system")
     # The router's unit is not written by this call: neither asked nor reported.
-    assert [s["name"] for s in got["services"]] == [DEC, PRE]
+    assert [s.name for s in got["services"]] == [DEC, PRE]
     # The prefill rank gets no watchdog now: an earlier deployment's unit is looked for.
     assert got["probe"] == {f"/etc/systemd/system/sglang-watchdog-{PRE}.service": PRE}
     assert got["running"] == [DEC + ".service", PRE + ".service", WD]
@@ -320,15 +326,15 @@ def test_watchdog_reasons() -> None:
 def test_daemon_reload_when_systemd_wants_it_and_instance_key_defaults_to_the_name() -> None:
     whole = facts(rows(), running=up(state(WD, reload=True)))
     assert whole["daemon_reload"] is True
-    got = host_facts(rows(), [{"name": PRE}], {}, None)
+    got = host_facts(rows(), [service(name=PRE, instance_key="")], {}, None)
     assert got["services"][0]["instance_key"] == PRE and got["daemon_reload"] is False
 
 
 def test_a_cann_env_change_of_the_same_call_makes_the_services_that_source_it_due() -> None:
     cann = [{"kind": "cann_env", "changed": True}, {"kind": "env", "changed": False}]
     same = [{"kind": "cann_env", "changed": False}]
-    server, router = {"name": "s", "role": "prefill"}, {"name": "r", "role": "router"}
-    container = {"name": "c", "role": "decode", "container": {"image": "x"}}
+    server, router = service(name="s", role="prefill"), service(name="r", role="router")
+    container = dataclasses.replace(server, name="c", role="decode", container=object())
     assert restart_reason(False, cann, [server]) == CANN_ENV_CHANGED
     # A router sources no cann_env.sh, nor does a container (its image brings CANN).
     assert restart_reason(False, cann, [router]) is None and restart_reason(False, cann, [container]) is None
