@@ -94,7 +94,7 @@ def test_render_writes_the_plan(inventory: str, rendered) -> None:
             unit = (out / host / f"{svc.name}.service").read_text()
             assert f"ExecStart=/usr/local/libexec/sglang/{svc.name}.sh" in unit
         # The watchdog files deploy writes for the host's watched services (role defaults, as the examples keep).
-        for svc in watchdog.watched(expected.hosts[host].services, WATCHDOG_DEFAULTS):
+        for svc in watchdog.watched(host_plan.services, WATCHDOG_DEFAULTS):
             want += [f"{host}/sglang-watchdog-{svc.name}.service", f"{host}/{svc.name}.watchdog.json"]
             config = json.loads((out / host / f"{svc.name}.watchdog.json").read_text())
             assert config == json.loads(json.dumps(watchdog.config(svc, WATCHDOG_DEFAULTS)))

@@ -155,9 +155,10 @@ def host_facts(files: Sequence[Mapping[str, Any]], services: Sequence[Service],
 
 def _instances(hosts: Mapping[str, Mapping[str, Any]],
                planned: Sequence[InstancePlan] | None = None) -> dict[str, list[tuple[str, Mapping[str, Any]]]]:
-    """instance key -> its reported ranks, (host, service report) each. planned: the plan's instances: each instance is its ranks as the plan lists them, in rank order, whatever the order of the
-    reports. A reported service the plan does not list (or every one, without it) goes by the instance key it reports
-    (the plan's Service.instance_key); ranks whose host did not report are left out either way."""
+    """instance key -> its reported ranks, (host, service report) each. planned: the plan's instances: each instance
+    is its ranks as the plan lists them, in rank order, whatever the order of the reports. A reported service the
+    plan does not list (or every one, without it) goes by the instance key it reports (the plan's
+    Service.instance_key); ranks whose host did not report are left out either way."""
     reported = {(str(host), str(svc["name"])): svc
                 for host, facts in hosts.items() for svc in (facts or {}).get("services") or []}
     out: dict[str, list[tuple[str, Mapping[str, Any]]]] = {}
