@@ -19,7 +19,7 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._host_files 
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._serialize import plain
 
 # The rendered files a bundle holds (never the .secrets file, nor the collection's own programs).
-KINDS = ("cann_env", "sysctl", "env", "launcher", "unit", "watchdog_config", "watchdog_unit")
+KINDS = ("cann_env", "sysctl", "env", "launcher", "router_workers", "unit", "watchdog_config", "watchdog_unit")
 _PASSED = ("since", "max_lines", "max_bytes", "dmesg_lines", "npu_smi", "timeout")
 
 

@@ -87,6 +87,15 @@ options:
         description: Seconds each worker may take (as O(ascend.sglang.sglang_router_worker#module:wait_timeout)).
         type: int
         default: 300
+      prune:
+        description:
+          - Also take out every worker the router lists that is none of O(router_workers.workers) (an instance the
+            plan no longer has), once the planned ones are listed and healthy - the router's workers are then the
+            planned ones. A router whose list changed is not restarted (its launcher reads the workers at start from
+            a file outside the restart decision), so the deploy applies the list this way.
+        type: bool
+        default: false
+        version_added: 0.5.0
 extends_documentation_fragment:
   - ascend.sglang.attributes.host
 author:
@@ -117,7 +126,7 @@ services:
   type: dict
 registered:
   description: With O(router_workers), per router base URL, what registering the workers did (C(changed), C(attempts),
-    C(job_failures), C(workers)).
+    C(job_failures), C(workers)); with O(router_workers.prune) also C(removed), the URLs taken out.
   returned: with router_workers
   type: dict
 unhealthy:
@@ -136,7 +145,8 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.ascend.sglang.plugins.module_utils.http._http import http_get
-from ansible_collections.ascend.sglang.plugins.module_utils.http._router_converge import RouterGaveUp, converge, http_call
+from ansible_collections.ascend.sglang.plugins.module_utils.http._router_converge import (
+    RouterGaveUp, apply_planned, converge, http_call)
 from ansible_collections.ascend.sglang.plugins.module_utils.http._health_wait import wait_target
 from ansible_collections.ascend.sglang.plugins.module_utils.files._units import UNIT_NAME
 
@@ -184,7 +194,8 @@ def main():
                     "url": {"type": "str", "required": True},
                     "worker_type": {"type": "str", "default": "regular", "choices": ["regular", "prefill", "decode"]},
                     "bootstrap_port": {"type": "int"}}},
-                "wait_timeout": {"type": "int", "default": 300}}},
+                "wait_timeout": {"type": "int", "default": 300},
+                "prune": {"type": "bool", "default": False}}},
         },
         supports_check_mode=True,
     )
@@ -218,8 +229,12 @@ def main():
         out["registered"] = {}
         for router in register["routers"]:
             try:
-                got = converge(http_call(p["timeout"]), router, register["workers"],
-                               wait_timeout=register["wait_timeout"], warn=module.warn)
+                if register["prune"]:
+                    got = apply_planned(http_call(p["timeout"]), router, register["workers"],
+                                        wait_timeout=register["wait_timeout"], warn=module.warn)
+                else:
+                    got = converge(http_call(p["timeout"]), router, register["workers"],
+                                   wait_timeout=register["wait_timeout"], warn=module.warn)
             except RouterGaveUp as exc:
                 module.fail_json(msg=f"registering the planned instances with {router}: {exc.msg}",
                                  services=first, unhealthy=[], registered=out["registered"], **exc.details)

@@ -50,10 +50,16 @@ def rendered_pair(tmp_path_factory):
 
 
 def exec_words(launcher: Path) -> list[str]:
-    """The words of the launcher's exec line, as bash reads them (continuation lines joined)."""
+    """The words of the launcher's exec line, as bash reads them (continuation lines joined); a router's workers
+    at start are the lines of its <name>.workers beside the launcher (render mode), where the launcher reads them."""
     text = launcher.read_text().replace("\\\n", " ")
     line = next(line for line in text.splitlines() if line.startswith("exec "))
-    return shlex.split(line)[1:]
+    words = shlex.split(line)[1:]
+    if "${SGLANG_ROUTER_WORKERS[@]}" in words:
+        at = words.index("${SGLANG_ROUTER_WORKERS[@]}")
+        listed = launcher.with_suffix(".workers").read_text().splitlines()
+        words = words[:at] + listed + words[at + 1:]
+    return words
 
 
 @pytest.mark.parametrize("shape", sorted(SHAPES))

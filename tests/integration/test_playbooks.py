@@ -83,6 +83,8 @@ def test_render_writes_the_plan(inventory: str, rendered) -> None:
         want += [f"{host}/cann_env.sh", f"{host}/sysctl.conf"] if server_host else []
         for svc in host_plan.services:
             want += [f"{host}/{svc.name}.{ext}" for ext in ("json", "env", "sh", "service")]
+            # A router with a worker API: its workers at start, read by its launcher.
+            want += [f"{host}/{svc.name}.workers"] if svc.boot_workers else []
             record = json.loads((out / host / f"{svc.name}.json").read_text())
             assert record == {"role": svc.role, "instance": svc.instance, "node_rank": svc.node_rank,
                               "argv": svc.argv, "env": svc.env}

@@ -34,13 +34,13 @@ OTHER = dict(SERVICE, name="sglang-decode-i1-r0", instance=1, instance_key="deco
 
 def run(tmp: Path, services: list, *flags: str, settings: dict | None = None,
         record_start: float | None = None, secrets: dict | None = None, ok: bool = True,
-        cann: dict | None = None) -> tuple[dict, str]:
+        cann: dict | None = None, roles: tuple = ("decode",)) -> tuple[dict, str]:
     plan = plan_dict({"h": {"services": services, **({"cann": cann} if cann is not None else {})}})
     out = tmp / "result.json"
     book = [{"hosts": "h", "gather_facts": False, "connection": "local",
              "vars": {"ansible_python_interpreter": sys.executable}, "tasks": [
                  {"name": "files", "ascend.sglang.sglang_render_files": {
-                     "plan": plan, "roles": ["decode"], "secrets": {"decode": {"--api-key": "api-key-value"}} if secrets is None else secrets,
+                     "plan": plan, "roles": list(roles), "secrets": {"decode": {"--api-key": "api-key-value"}} if secrets is None else secrets,
                      "settings": {"sglang_etc_dir": str(tmp / "etc"), "sglang_libexec_dir": str(tmp / "libexec"),
                                   "sglang_systemd_dir": str(tmp / "systemd"), **(settings or {})},
                      **({"record_start": record_start, "record_path": str(tmp / "state" / "last-deploy.json")}
@@ -155,3 +155,37 @@ def test_cann_env_in_the_same_call_restarts_the_services_that_source_it_when_it_
     moved, _text = run(tmp_path, [SERVICE, OTHER], "--check", cann={"sources": ["/opt/cann/set_env.sh"]})
     assert moved["changed"] and moved["restart"] == [SERVICE["name"], OTHER["name"]]
     assert set(moved["why"].values()) == {"cann_env.sh changed"}
+
+
+ROUTER = {"name": "sglang-router-i0", "role": "router", "instance": 0, "node_rank": 0, "nnodes": 1,
+          "instance_key": "router-i0", "env": {"SGLANG_DP_ROUND_ROBIN": "1"}, "boot_workers": [3, 5],
+          "argv": ["python3", "-m", "sglang_router.launch_router", "--worker-urls", "http://127.0.0.1:7239",
+                   "--policy", "cache_aware", "--host", "127.0.0.1", "--port", "6688"]}
+
+
+def test_a_change_of_the_routers_workers_alone_restarts_nothing(tmp_path: Path) -> None:
+    """The router's workers at start are in <name>.workers, which its launcher reads: a change of the planned
+    instances rewrites that file only, and the fleet's decision restarts nothing (the deploy applies the list
+    through the router's worker API). The launcher, run with a stand-in interpreter, still starts the planned argv."""
+    first, _unused = run(tmp_path, [ROUTER], roles=("router",), secrets={})
+    assert first["restart"] == [ROUTER["name"]]
+    workers = tmp_path / "etc" / f"{ROUTER['name']}.workers"
+    assert workers.read_text() == "--worker-urls\nhttp://127.0.0.1:7239\n"
+    bigger = dict(ROUTER, boot_workers=[3, 6], argv=ROUTER["argv"][:5] + ["http://127.0.0.1:8239"] + ROUTER["argv"][5:])
+    launcher = tmp_path / "libexec" / f"{ROUTER['name']}.sh"
+    before = launcher.read_text()
+    second, _unused = run(tmp_path, [bigger], roles=("router",), secrets={})
+    assert [(f["kind"], f["changed"]) for f in second["files"] if f["changed"]] == [("router_workers", True)]
+    # (Started, not restarted: no unit runs on this loopback host.)
+    assert second["restart"] == [] and second["changed_services"] == [] and second["stop_services"] == []
+    assert not [item for item in second["start"] if item["restart"]]
+    assert launcher.read_text() == before
+    assert workers.read_text() == "--worker-urls\nhttp://127.0.0.1:7239\nhttp://127.0.0.1:8239\n"
+    # The launcher as systemd runs it, its interpreter a stand-in that prints the arguments it was given.
+    stub = tmp_path / "bin"
+    stub.mkdir()
+    (stub / "python3").write_text("#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done\n", encoding="utf-8")
+    (stub / "python3").chmod(0o755)
+    proc = subprocess.run(["bash", str(launcher)], env={"PATH": f"{stub}:/usr/bin:/bin"}, capture_output=True,
+                          text=True, timeout=30, check=True)
+    assert proc.stdout.splitlines() == bigger["argv"][1:]

@@ -283,6 +283,31 @@ def test_the_routers_health_gate_registers_the_missing_instances_in_the_same_cal
     assert workflows_settled(pd_router["log"]), router_events(pd_router["log"])
 
 
+def test_the_routers_health_gate_applies_the_planned_list_whole(pd_router) -> None:
+    """With prune (the router role's gate): a worker the plan no longer has is taken out of the real router in the
+    same call, after the planned ones are listed and healthy; the router routes to the planned ones. Then the
+    instance is planned again and comes back (the router was never restarted)."""
+    both = [{"url": pd_router["prefill"], "worker_type": "prefill", "bootstrap_port": pd_router["bootstrap_port"]},
+            {"url": pd_router["decode"], "worker_type": "decode"}]
+    gate = {"services": [{"name": "sglang-router-i0", "health_url": pd_router["base"] + "/health",
+                          "ready_url": pd_router["base"] + "/readiness"}],
+            "retries": 60, "delay": 1, "timeout": 10, "readiness": False, "fail_unhealthy": True,
+            "router_workers": {"routers": [pd_router["base"]], "workers": both, "wait_timeout": 300, "prune": True}}
+    res = run_module(gate, module="sglang_wait_healthy")
+    assert not res.get("failed") and res["registered"][pd_router["base"]]["removed"] == [], res
+    # The decode instance leaves the plan: the gate takes it out of the router.
+    smaller = dict(gate, router_workers=dict(gate["router_workers"], workers=both[:1]))
+    res = run_module(smaller, module="sglang_wait_healthy")
+    got = res["registered"][pd_router["base"]]
+    assert not res.get("failed") and res["changed"] and got["removed"] == [pd_router["decode"]], res
+    assert [w["url"] for w in get_json(pd_router["base"] + "/workers")[1]["workers"]] == [pd_router["prefill"]]
+    # Planned again: back in, nothing taken out.
+    res = run_module(gate, module="sglang_wait_healthy")
+    got = res["registered"][pd_router["base"]]
+    assert not res.get("failed") and got["removed"] == [] and [w["is_healthy"] for w in got["workers"]] == [True, True]
+    assert workflows_settled(pd_router["log"]), router_events(pd_router["log"])
+
+
 def test_a_mini_lb_style_router_without_worker_api_is_named(tmp_path) -> None:
     # Any HTTP server without /workers stands for a --mini-lb router here: the module must say so.
     [port] = free_ports(1)

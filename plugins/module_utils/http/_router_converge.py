@@ -19,7 +19,7 @@ from typing import Any, Callable, Mapping, Sequence
 from ansible.module_utils.urls import open_url
 
 from ansible_collections.ascend.sglang.plugins.module_utils.http._router_workers import (
-    find_worker, job_failure, job_settled, worker_body,
+    find_worker, job_failure, job_settled, unplanned, worker_body,
 )
 
 Call = Callable[[str, str, Any], "tuple[int, Any]"]
@@ -181,3 +181,25 @@ def converge(call: Call, router_url: str, wanted: Sequence[Mapping[str, Any]], *
     found = records(listing())
     return {"changed": bool(submissions), "worker": found[-1] if found else {}, "workers": found,
             "waited_s": waited(), "attempts": len(submissions), "job_failures": failures}
+
+
+def apply_planned(call: Call, router_url: str, planned: Sequence[Mapping[str, Any]], *, wait_timeout: float = 300,
+                  max_attempts: int = 20, check_mode: bool = False,
+                  warn: Callable[[str], None] = lambda text: None) -> dict[str, Any]:
+    """Makes the router's workers the planned ones: every planned worker listed and healthy (converge()), then every
+    worker the plan no longer has taken out, so that a router that a change of instances did not restart routes
+    to the planned ones only. Returns converge()'s result of the planned workers with ``removed`` (the URLs taken
+    out) and ``changed`` of both; raises RouterGaveUp."""
+    got = converge(call, router_url, planned, wait_timeout=wait_timeout, max_attempts=max_attempts,
+                   check_mode=check_mode, warn=warn)
+    code, listing = call("GET", router_url.rstrip("/") + "/workers", None)
+    if code != 200:
+        raise RouterGaveUp(f"GET {router_url.rstrip('/')}/workers answered {code}")
+    extra = unplanned(listing, [want["url"] for want in planned])
+    removed = [worker["url"] for worker in extra]
+    if extra:
+        gone = converge(call, router_url, extra, absent=True, wait_timeout=wait_timeout, max_attempts=max_attempts,
+                        check_mode=check_mode, warn=warn)
+        got = dict(got, attempts=got["attempts"] + gone["attempts"],
+                   job_failures=got["job_failures"] + gone["job_failures"], waited_s=got["waited_s"] + gone["waited_s"])
+    return dict(got, changed=bool(got["changed"] or removed), removed=removed)

@@ -32,7 +32,7 @@ even healthy, while its job is still processing.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 
 def find_worker(listing: Mapping[str, Any] | None, url: str) -> dict[str, Any] | None:
@@ -42,6 +42,15 @@ def find_worker(listing: Mapping[str, Any] | None, url: str) -> dict[str, Any] |
         if str(worker.get("url", "")).rstrip("/") == want:
             return dict(worker)
     return None
+
+
+def unplanned(listing: Mapping[str, Any] | None, planned: Iterable[str]) -> list[dict[str, Any]]:
+    """The workers of a ``GET /workers`` answer whose URL is none of ``planned`` (trailing slashes ignored), each as
+    {url, worker_type}: what a router keeps of instances the plan no longer has."""
+    wanted = {str(url).rstrip("/") for url in planned}
+    return [{"url": str(worker.get("url", "")), "worker_type": str(worker.get("worker_type") or "regular")}
+            for worker in (listing or {}).get("workers") or []
+            if str(worker.get("url", "")).rstrip("/") not in wanted]
 
 
 def job_failure(record: Mapping[str, Any] | None) -> str | None:

@@ -459,7 +459,9 @@ def _router(ctx: _Deployment, router_spec: RoleSpec, index: int, host: Any,
     metrics_port = _metrics.router_metrics_port(ctx.monitoring, mini_lb)
     values = dict(ctx.inv_values, port=router_spec.port, host=ctx.placement.own_address(host),
                   metrics_port=metrics_port, metrics_host=ctx.placement.metrics_host(host))
-    argv = [ctx.router_python, "-m", ROUTER_MODULE] + render_args(router_spec.args, values, expansions)
+    flags = render_flags(router_spec.args, values, expansions)
+    head = [ctx.router_python, "-m", ROUTER_MODULE]
+    argv = head + flat(flags)
     bind = str(router_spec.args.get("--host", "127.0.0.1"))
     probe = "127.0.0.1" if bind in ("0.0.0.0", "::") else _fill(bind, values)
     name = f"sglang-router-i{index}"
@@ -481,10 +483,38 @@ def _router(ctx: _Deployment, router_spec: RoleSpec, index: int, host: Any,
         container=(_container.service_container(ctx.container, name, None, (), list(env), (), secret_flags)
                    if ctx.container is not None else None),
         peers=_peers("router", None, 0, router_spec, probe, values, None), mini_lb=mini_lb,
+        # The workers at start, read from a file by the launcher: with a worker API, every deploy applies the planned
+        # list through it, and a change of the list alone restarts nothing. --mini-lb has no API: the list stays in
+        # the launcher, and a change of it restarts the router.
+        boot_workers=None if mini_lb else _worker_span(router_spec.args, flags, len(head)),
         python=ctx.router_python if ctx.container is None else None,
         metrics_url=(_metrics.url(host.address, metrics_port) if ctx.monitoring.metrics and metrics_port
                      else None),
     )
+
+
+def _worker_span(args: Mapping[str, ArgValue], flags: list[list[Any]], offset: int) -> list[int] | None:
+    """[start, end) of the router's argv tokens that list its workers (the flags of the expanding placeholders:
+    --prefill, --decode, --worker-urls), when they form one run of flags; None when there is none, or when another
+    flag sits between them (the documented order is kept, and such a router restarts on a change of its list).
+    ``flags``: render_flags() of ``args``; ``offset``: the tokens before them (interpreter, -m, module)."""
+    listing = set()
+    for flag, value in args.items():
+        whole = None if isinstance(value, contract.Literal) else PLACEHOLDER.fullmatch(str(value))
+        if whole and whole.group(1) in EXPANDING:
+            listing.add(flag)
+    start: int | None = None
+    end: int | None = None
+    position = offset
+    for flag, words in flags:
+        width = 1 + len(words)
+        if flag in listing:
+            if end is not None and position != end:
+                return None
+            start = position if start is None else start
+            end = position + width
+        position += width
+    return [start, end] if start is not None and end is not None else None
 
 
 def _host_plans(ctx: _Deployment, built: _Built) -> dict[str, HostPlan]:

@@ -23,7 +23,8 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _watchdo
 # 3: Service.metrics_url; Plan.monitoring.
 # 4: Plan.deployment; Plan.monitoring.host_dirs.
 # 5: Plan.settings (the deployment's and the run's settings, by their full names).
-PLAN_VERSION = 5
+# 6: Service.boot_workers.
+PLAN_VERSION = 6
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,6 +78,11 @@ class Service:
     # Where Prometheus scrapes it (a server's /metrics on its port, a Rust router's exporter); None: metrics off,
     # or the mini load balancer (no exporter).
     metrics_url: str | None = None
+    # A router with a worker API: [start, end) of the argv tokens that list its workers at start. The launcher reads
+    # them from <name>.workers, which the restart decision does not look at: every deploy applies the planned list
+    # through the API, and a change of the list alone restarts nothing. None: --mini-lb (no API, the list is in the
+    # launcher), and every server.
+    boot_workers: list[int] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The service's dict form (as the plan's JSON holds it, and as modules and playbooks take it)."""

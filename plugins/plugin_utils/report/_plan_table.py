@@ -43,11 +43,20 @@ def rows(plan: Plan) -> list[dict[str, Any]]:
 
 
 def routers(plan: Plan) -> list[dict[str, Any]]:
-    """Each router with its upstreams (prefill with their bootstrap ports, decode, PD-mixed)."""
+    """Each router with its upstreams (prefill with their bootstrap ports, decode, PD-mixed), and how a change of
+    them reaches it (membership: ``api``, through its worker API, no restart; ``restart``, --mini-lb or a list the
+    launcher holds)."""
     ups = plan.router_upstreams
+    services = {s.name: s for h in plan.hosts.values() for s in h.services}
     return [{"service": inst.ranks[0], "host": inst.hosts[0], "url": inst.router_url, "mini_lb": inst.mini_lb,
+             "membership": "api" if services[inst.ranks[0]].boot_workers else "restart",
              "upstreams": {role: [dict(u) for u in ups.get(role) or []] for role in SERVER_ROLES if ups.get(role)}}
             for inst in plan.instances if inst.role == "router"]
+
+
+# How a change of the instances reaches a router, as plan.yml's line of it says.
+MEMBERSHIP = {"api": "a change of instances goes through its worker API, no restart",
+              "restart": "a change of instances restarts it"}
 
 
 def summary(plan: Plan) -> str:
@@ -86,7 +95,8 @@ def lines(plan: Plan) -> list[str]:
             shown = [u["url"] + (f" (bootstrap {u['bootstrap_port']})" if "bootstrap_port" in u else "") for u in ups]
             parts.append(f"{role} " + ", ".join(shown))
         kind = "mini-lb" if router["mini_lb"] else "router"
-        out.append(f"{router['service']} on {router['host']} ({kind}, {router['url']}): " + "; ".join(parts))
+        out.append(f"{router['service']} on {router['host']} ({kind}, {router['url']}; "
+                   f"{MEMBERSHIP[router['membership']]}): " + "; ".join(parts))
     return out
 
 

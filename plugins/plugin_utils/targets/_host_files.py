@@ -23,7 +23,8 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import
 # Deployment directories, by the setting naming them (FileSpec.dir).
 ETC, LIBEXEC, SYSTEMD, SYSCTL = _settings.ETC_DIR, _settings.LIBEXEC_DIR, _settings.SYSTEMD_DIR, _settings.SYSCTL_DIR
 
-# Kinds whose change restarts the service they belong to (the watchdog kinds restart its watchdog).
+# Kinds whose change restarts the service they belong to (the watchdog kinds restart its watchdog). Not the
+# router's workers at start (router_workers): a deploy applies the planned list through the router's worker API.
 SERVICE_KINDS = ("env", "secrets", "launcher", "unit")
 WATCHDOG_KINDS = ("watchdog_config", "watchdog_unit")
 HOST_KINDS = ("cann_env", "sysctl")
@@ -75,6 +76,11 @@ def check_service(svc: Service) -> None:
         raise ValueError(f"Invalid service in the plan: {label}. A service needs a name made of letters, digits, "
                          "'_', '.', '-', a role among prefill/decode/mixed/router, a non-empty argv list and env keys "
                          "that are shell variable names.")
+    span = svc.boot_workers
+    if span is not None and not (isinstance(span, list) and len(span) == 2
+                                 and all(isinstance(i, int) and not isinstance(i, bool) for i in span)
+                                 and 0 < span[0] < span[1] <= len(argv)):
+        raise ValueError(f"Invalid service in the plan: {label}: boot_workers must be [start, end) of its argv")
     for key, value in env.items():
         if CONTROL_RE.search(str(value)):
             raise ValueError(f"Invalid service in the plan: {label}: the value of {key} contains a control character")
@@ -126,6 +132,20 @@ def _service_paths(cfg: dict, name: str, secrets: bool, cann_env: bool) -> list:
     return files + ([f"{cfg[ETC]}/cann_env.sh"] if cann_env else [])
 
 
+def workers_file(cfg: dict, name: str) -> str:
+    """A router's workers at start (Service.boot_workers), one argument per line, read by its launcher."""
+    return f"{cfg[ETC]}/{name}.workers"
+
+
+def launch_argv(svc: Service) -> list:
+    """The argv as the launcher writes it: a router's workers at start are one None, where the launcher puts the
+    arguments it read from workers_file()."""
+    if not svc.boot_workers:
+        return list(svc.argv)
+    start, end = svc.boot_workers
+    return list(svc.argv[:start]) + [None] + list(svc.argv[end:])
+
+
 def watchdog_files(cfg: dict, name: str) -> list:
     """The files a service's watchdog starts from: its configuration, its unit and the shared program."""
     return [f"{cfg[ETC]}/{_watchdog.config_name(name)}", f"{cfg[SYSTEMD]}/{_watchdog.unit_name(name)}",
@@ -168,9 +188,16 @@ def host_files(host_plan: HostPlan, settings: dict | None = None, *, roles=None,
                                   variables={"sglang_tpl_service": bare,
                                              "sglang_tpl_secrets": (secrets or {}).get(svc.role) or {}},
                                   sensitive=True, owner="root", group="root"))
+        if svc.boot_workers:
+            start, end = svc.boot_workers
+            files.append(FileSpec("router_workers", ETC, name + ".workers", "0644", name + ".workers", service=name,
+                                  content="".join(f"{arg}\n" for arg in svc.argv[start:end])))
         files.append(FileSpec("launcher", LIBEXEC, name + ".sh", "0755", name + ".sh", service=name,
-                              template="sglang.sh.j2", variables=dict(unit_vars, sglang_tpl_service=bare,
-                                                                      sglang_tpl_cann_env=sources_cann_env(svc))))
+                              template="sglang.sh.j2",
+                              variables=dict(unit_vars, sglang_tpl_service=bare, sglang_tpl_argv=launch_argv(svc),
+                                             sglang_tpl_workers_file=(workers_file(cfg, name) if svc.boot_workers
+                                                                      else None),
+                                             sglang_tpl_cann_env=sources_cann_env(svc))))
         record = start_record(cfg, name + ".service", service_files(cfg, svc))
         files.append(FileSpec("unit", SYSTEMD, name + ".service", "0644", name + ".service", service=name,
                               template="sglang.service.j2",

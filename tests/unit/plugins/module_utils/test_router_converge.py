@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.ascend.sglang.plugins.module_utils.http._router_converge import RouterGaveUp, converge
+from ansible_collections.ascend.sglang.plugins.module_utils.http._router_converge import (
+    RouterGaveUp, apply_planned, converge)
 
 PREFILL = {"url": "http://10.0.0.11:8000", "worker_type": "prefill", "bootstrap_port": 8998}
 DECODE = {"url": "http://10.0.0.13:8001", "worker_type": "decode", "bootstrap_port": None}
@@ -87,3 +88,23 @@ def test_check_mode_and_the_bounds(monkeypatch) -> None:
     assert failed.value.details["attempts"] == 3 and len(failed.value.details["job_failures"]) == 3
     with pytest.raises(RouterGaveUp, match="no worker API"):
         converge(lambda method, url, body=None: (404, {}), "http://r:6688", [PREFILL])
+
+
+def test_the_planned_list_is_applied_whole(monkeypatch) -> None:
+    """A router that a change of instances did not restart: the planned workers are added, the others taken out
+    (an instance the plan no longer has); nothing is sent when the list is the planned one."""
+    monkeypatch.setattr("time.sleep", lambda s: None)
+    gone = {"url": "http://10.0.0.14:8001", "worker_type": "decode", "bootstrap_port": None}
+    router = Router(listed=[DECODE, gone])
+    got = apply_planned(router, "http://r:6688", [PREFILL, DECODE])
+    assert got["changed"] and got["removed"] == [gone["url"]]
+    assert sorted(router.workers) == sorted([PREFILL["url"], DECODE["url"]])
+    assert [c[0] for c in router.calls if c[0] != "GET"] == ["POST", "DELETE"]
+    again = Router(listed=[PREFILL, DECODE])
+    got = apply_planned(again, "http://r:6688", [PREFILL, DECODE])
+    assert not got["changed"] and got["removed"] == [] and [c for c in again.calls if c[0] != "GET"] == []
+    # Check mode: says what it would take out, changes nothing.
+    looked = Router(listed=[DECODE, gone])
+    got = apply_planned(looked, "http://r:6688", [DECODE], check_mode=True)
+    assert got["changed"] and got["removed"] == [gone["url"]] and sorted(looked.workers) == sorted([DECODE["url"],
+                                                                                                    gone["url"]])

@@ -38,8 +38,9 @@ def test_pd32_table_rows_ports_and_router_line():
     assert rows[0]["npus"] == list(range(16)) and rows[4]["npus"] == []
     table = "\n".join(lines)
     assert "| decode1  | decode  | 0    | 1/2  | 10.2.0.2  | http 8001" in table
-    assert lines[-1] == ("sglang-router-i0 on router0 (mini-lb, http://127.0.0.1:6688): prefill http://10.1.0.1:8000 "
-                         "(bootstrap 8998), http://10.1.0.2:8000 (bootstrap 8999); decode http://10.2.0.1:8001")
+    assert lines[-1] == ("sglang-router-i0 on router0 (mini-lb, http://127.0.0.1:6688; a change of instances restarts "
+                         "it): prefill http://10.1.0.1:8000 (bootstrap 8998), http://10.1.0.2:8000 (bootstrap 8999); "
+                         "decode http://10.2.0.1:8001")
     doc = _plan_table.document(p)
     assert json.loads(json.dumps(doc))["services"][0]["service"] == "sglang-prefill-i0-r0" and doc["plan"] == p.as_dict()
 
