@@ -8,13 +8,10 @@ go through here, so that all of them name and write the same files.  Pure; no An
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Protocol
 
 from ansible_collections.ascend.sglang.plugins.module_utils.files._units import watchdog_unit
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _settings
-
-if TYPE_CHECKING:  # the records hold these facts (plan/_records.py imports this module)
-    from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import Service
 
 # The program every watchdog unit runs, in sglang_libexec_dir.
 PROGRAM = "sglang_watchdog.py"
@@ -111,7 +108,17 @@ def min_nodes(settings: Mapping[str, Any]) -> int:
     return 1 if truthy(settings["sglang_watchdog_single_node"]) else 2
 
 
-def watched(services: Iterable[Service], settings: Mapping[str, Any]) -> list[Service]:
+class Watchable(Protocol):
+    """What of a planned service (plan/_records.py Service, which holds the facts typed here) the watchdog reads."""
+
+    name: str
+    role: str
+    nnodes: int
+    node_rank: int
+    watchdog: RankWatch | RouterWatch | None
+
+
+def watched(services: Iterable[Watchable], settings: Mapping[str, Any]) -> list[Watchable]:
     """Services of one host that get a watchdog: ranks of multi-node instances (every server with
     sglang_watchdog_single_node); a router with a worker API (its watchdog then takes instances out and back)."""
     if not truthy(settings["sglang_watchdog_enabled"]):
@@ -123,7 +130,7 @@ def watched(services: Iterable[Service], settings: Mapping[str, Any]) -> list[Se
     return servers + routers
 
 
-def config(svc: Service, settings: Mapping[str, Any]) -> dict[str, Any]:
+def config(svc: Watchable, settings: Mapping[str, Any]) -> dict[str, Any]:
     """The watchdog configuration (<service>.watchdog.json) of one watched service."""
     cfg: dict[str, Any] = {name: int(settings["sglang_watchdog_" + name]) for name in TIMING}
     cfg["state_file"] = f"{settings[_settings.WATCHDOG_STATE_DIR]}/{state_name(svc.name)}"
