@@ -18,7 +18,9 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils.core._errors import 
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import typed_plan
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._settings import host_values
 from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._status import watchdog_lines
-from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._host_files import DEFAULT_SETTINGS, purge_paths
+from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._retire import retire_set
+from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._host_files import (
+    DEFAULT_SETTINGS, purge_paths, retired_paths)
 
 
 def _typed(plan):
@@ -72,6 +74,29 @@ def sglang_purge_files(plan, host, settings=None):
     return purge_paths(host_plan, {k: v for k, v in (settings or {}).items() if k in DEFAULT_SETTINGS})
 
 
+def sglang_retire_set(plan, selectors, force=False):
+    """The server instances retire.yml takes out (rows of sglang_instances, rollout order): those sglang_retire
+    names by key or by host; an error says what is wrong (an unknown name, every instance of a role, a --mini-lb
+    router), naming the variable."""
+    try:
+        return retire_set(_typed(plan), selectors, bool(force))
+    except ValueError as exc:
+        raise AnsibleFilterError(str(exc)) from None
+
+
+def sglang_retired_files(services, plan):
+    """The files of the services retire.yml takes off their hosts ({name, inventory_host} each), as {host, path}
+    with each host's settings from the plan: never a host's own files, which its other services use."""
+    typed = _typed(plan)
+    out = []
+    for svc in services or ():
+        host = str(svc["inventory_host"])
+        planned = typed.hosts.get(host)
+        settings = {k: v for k, v in (planned.settings if planned else {}).items() if k in DEFAULT_SETTINGS}
+        out += [{"host": host, "path": path} for path in retired_paths([str(svc["name"])], settings)]
+    return out
+
+
 def sglang_routers(plan):
     """Router services with base_url and mini_lb (true when the router has no worker API)."""
     return routers(_typed(plan))
@@ -103,6 +128,7 @@ class FilterModule:
         return {"sglang_failed_items": sglang_failed_items, "sglang_instances": sglang_instances,
                 "sglang_host_settings": sglang_host_settings, "sglang_pending_instances": sglang_pending_instances,
                 "sglang_purge_files": sglang_purge_files, "sglang_restart_batches": sglang_restart_batches,
+                "sglang_retire_set": sglang_retire_set, "sglang_retired_files": sglang_retired_files,
                 "sglang_rollout_failures": sglang_rollout_failures, "sglang_routers": sglang_routers,
                 "sglang_start_records": sglang_start_records, "sglang_watchdog_lines": sglang_watchdog_lines,
                 "sglang_without_env": sglang_without_env}

@@ -243,6 +243,12 @@ notes:
     (maxUnavailable): a count, or a percentage of the server instances (25%)."
   - "C(sglang_restart_router_timeout) (run; int; default 300): Seconds the router may take to drop or list an
     instance."
+  - "C(sglang_retire) (run; raw; default -): Instances retire.yml takes out of the deployment: instance keys
+    (mixed-i3) or inventory hosts (every instance with a rank on one), a list or comma-separated."
+  - "C(sglang_retire_force) (run; bool; default false): retire.yml may retire every instance of a role, or instances
+    behind a --mini-lb router (no worker API: it keeps sending them requests until a deploy restarts it)."
+  - "C(sglang_retire_drain_timeout) (run; int; default 300): Seconds retire.yml waits, once an instance is out of
+    the routers, for its running requests to reach zero (rank 0's /metrics) before it stops it."
   - "C(sglang_bench_dir) (run; path; default \"sglang-bench\"): Controller directory of the benchmark results."
   - "C(sglang_bench_environment) (run; dict; default -): Extra environment of the benchmark client."
   - "C(sglang_bench_fail) (run; bool; default true): bench.yml fails when a documented target is missed."

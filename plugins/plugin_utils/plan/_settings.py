@@ -196,6 +196,16 @@ def _restart_only(value: Any, errors: Collector, where: c.Where) -> Any:
     return value
 
 
+def _retire(value: Any, errors: Collector, where: c.Where) -> Any:
+    """sglang_retire: instance keys or inventory host names, a list or comma-separated -> the list, each once."""
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(isinstance(i, str) and re.fullmatch(r"[A-Za-z0-9_.:-]+", i.strip())
+                                              for i in items):
+        where.add(errors, f"must be instance keys or inventory hosts (a list, or comma-separated), got {c.shown(value)}")
+        return None
+    return list(dict.fromkeys(i.strip() for i in items))
+
+
 def _restart_batch(value: Any, errors: Collector, where: c.Where) -> Any:
     """sglang_restart_batch: a count, or a percentage of the server instances (plugin_utils/rollout/_instances.py)."""
     parsed = c.parse_batch(value)
@@ -516,6 +526,12 @@ TABLE: tuple[Setting, ...] = (
       "count, or a percentage of the server instances (25%).", _restart_batch, 1, "raw"),
     S("sglang_restart_router_timeout", RUN, "Seconds the router may take to drop or list an instance.",
       _int(1, 86400), 300, "int"),
+    S("sglang_retire", RUN, "Instances retire.yml takes out of the deployment: instance keys (mixed-i3) or inventory "
+      "hosts (every instance with a rank on one), a list or comma-separated.", _retire, type="raw"),
+    S("sglang_retire_force", RUN, "retire.yml may retire every instance of a role, or instances behind a --mini-lb "
+      "router (no worker API: it keeps sending them requests until a deploy restarts it).", c.boolean, False, "bool"),
+    S("sglang_retire_drain_timeout", RUN, "Seconds retire.yml waits, once an instance is out of the routers, for its "
+      "running requests to reach zero (rank 0's /metrics) before it stops it.", _int(0, 86400), 300, "int"),
     S("sglang_bench_dir", RUN, "Controller directory of the benchmark results.", _controller_path, "sglang-bench",
       "path"),
     S("sglang_bench_environment", RUN, "Extra environment of the benchmark client.", _mapping, type="dict"),

@@ -222,6 +222,24 @@ def host_files(host_plan: HostPlan, settings: dict | None = None, *, roles=None,
     return files
 
 
+def _own_paths(cfg: dict, name: str) -> list:
+    """Every file one service of a host may have, whatever the plan says of it now: its environment, secrets,
+    launcher and unit, a router's workers at start, its watchdog's configuration and unit (not the shared program)
+    and state file, and the start records of its units."""
+    paths = _service_paths(cfg, name, secrets=True, cann_env=False) + [workers_file(cfg, name)]
+    paths += [f"{cfg[ETC]}/{_watchdog.config_name(name)}", f"{cfg[SYSTEMD]}/{_watchdog.unit_name(name)}",
+              f"{cfg[_settings.WATCHDOG_STATE_DIR]}/{_watchdog.state_name(name)}"]
+    return paths + [record_path(unit) for unit in service_units(name)]
+
+
+def retired_paths(names: list, settings: dict | None = None) -> list:
+    """The files of services retire.yml takes off a host (names), each once; the host's own files (cann_env.sh,
+    the kernel settings, the shared programs) stay: its other services use them. settings: as host_files takes
+    them."""
+    cfg = dict(DEFAULT_SETTINGS, **(settings or {}))
+    return list(dict.fromkeys(path for name in names for path in _own_paths(cfg, str(name))))
+
+
 def purge_paths(host_plan: HostPlan | None, settings: dict | None = None) -> list:
     """Every path stop.yml's purge (sglang_stop_purge) removes on a host, each once: what host_files writes for the
     host's plan entry (None: a host the plan has no entry for), and what an earlier deployment of the same services
@@ -236,7 +254,8 @@ def purge_paths(host_plan: HostPlan | None, settings: dict | None = None) -> lis
     # Named as host_files names them (_service_paths, watchdog_files): a service's secrets and watchdog whatever
     # the plan says of them now, and the host's own files whatever it runs now.
     paths = [path for name in names
-             for path in _service_paths(cfg, name, secrets=True, cann_env=False) + watchdog_files(cfg, name)]
+             for path in _service_paths(cfg, name, secrets=True, cann_env=False) + watchdog_files(cfg, name)
+             + [workers_file(cfg, name)]]
     paths += [str(cfg[_settings.WATCHDOG_STATE_DIR])]
     paths += [record_path(unit) for name in names for unit in service_units(name)]
     paths += [f"{cfg[LIBEXEC]}/{RECORD_PROGRAM}", f"{cfg[ETC]}/cann_env.sh", f"{cfg[SYSCTL]}/90-sglang.conf"]
