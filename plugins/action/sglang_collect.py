@@ -31,7 +31,7 @@ class ActionModule(ActionBase):
         """The host's file settings by their full names, as deployment wrote them: the plan's (its inventory's,
         checked, defaults filled in); for a host the plan has no entry for, its inventory's, else the defaults."""
         if host_plan is not None:
-            return dict(DEFAULT_SETTINGS, **{k: v for k, v in host_plan.settings.items() if k in DEFAULT_SETTINGS})
+            return dict(DEFAULT_SETTINGS, **host_plan.settings)
         settings = dict(DEFAULT_SETTINGS)
         for name in DEFAULT_SETTINGS:
             value = task_vars.get(name)
@@ -58,7 +58,7 @@ class ActionModule(ActionBase):
         host = str(task_vars.get("inventory_hostname"))
         out = host_dir(str(bundle_dir), host)
         planned = plan.hosts.get(host)
-        host_plan = planned or HostPlan(host_tuning={}, cann={}, services=[])
+        host_plan = planned or HostPlan.empty()
         services = host_plan.services
         settings = self._settings(task_vars, planned)
         try:

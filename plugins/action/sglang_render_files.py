@@ -98,7 +98,7 @@ class ActionModule(ActionBase):
         if args.get("render_dir"):
             return self._render(result, plan, args, roles, kinds, profile)
         host = str(args.get("host") or task_vars.get("inventory_hostname"))
-        host_plan = plan.hosts.get(host) or HostPlan(host_tuning={}, cann={}, services=[])
+        host_plan = plan.hosts.get(host) or HostPlan.empty()
         settings = self._settings(args, host_plan)
         try:
             specs = host_files(host_plan, settings, roles=roles, kinds=kinds, profile=profile,

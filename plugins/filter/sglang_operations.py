@@ -15,12 +15,11 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._instances i
     batch_size, failed_items, instances, pending_instances, restart_batches, routers, without_env,
 )
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._errors import PlanError
-from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import typed_plan
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import HostPlan, typed_plan
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._settings import host_values
 from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._status import watchdog_lines
 from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._retire import retire_set
-from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._host_files import (
-    DEFAULT_SETTINGS, purge_paths, retired_paths)
+from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._host_files import purge_paths, retired_paths
 
 
 def _typed(plan):
@@ -71,7 +70,7 @@ def sglang_purge_files(plan, host, settings=None):
     """Every path stop.yml's purge removes on this host (plugin_utils/targets/_host_files.py, the one list of the
     files a host's plan produces); settings: the host's, as sglang_host_settings gives them."""
     host_plan = _typed(plan).hosts.get(str(host)) if plan else None
-    return purge_paths(host_plan, {k: v for k, v in (settings or {}).items() if k in DEFAULT_SETTINGS})
+    return purge_paths(host_plan, settings)
 
 
 def sglang_retire_set(plan, selectors, force=False):
@@ -91,8 +90,7 @@ def sglang_retired_files(services, plan):
     out = []
     for svc in services or ():
         host = str(svc["inventory_host"])
-        planned = typed.hosts.get(host)
-        settings = {k: v for k, v in (planned.settings if planned else {}).items() if k in DEFAULT_SETTINGS}
+        settings = (typed.hosts.get(host) or HostPlan.empty()).settings
         out += [{"host": host, "path": path} for path in retired_paths([str(svc["name"])], settings)]
     return out
 

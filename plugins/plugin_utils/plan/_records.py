@@ -118,6 +118,11 @@ class HostPlan:
     # what the render action writes into its files.
     settings: dict[str, Any] = dataclasses.field(default_factory=dict)
 
+    @classmethod
+    def empty(cls) -> HostPlan:
+        """The part of a host the plan has no entry for: nothing to run, nothing of its own."""
+        return cls(host_tuning={}, cann={}, services=[])
+
     def as_dict(self) -> dict[str, Any]:
         """The host's part in the plan's dict form (what a module on the host takes)."""
         return {field.name: _plain(getattr(self, field.name)) for field in dataclasses.fields(self)}

@@ -187,10 +187,18 @@ def _since(value: Any, errors: Collector, where: c.Where) -> Any:
     return checked
 
 
-def _restart_only(value: Any, errors: Collector, where: c.Where) -> Any:
+def _names(value: Any, allowed: str) -> list[str] | None:
+    """A list of names, or a comma-separated string of them, each made of ``allowed`` characters (a regex class)
+    -> the names, stripped; None when it is not."""
     items = value.split(",") if isinstance(value, str) else value
-    if not isinstance(items, list) or not all(isinstance(i, str) and re.fullmatch(r"[A-Za-z0-9_.-]+", i.strip())
+    if not isinstance(items, list) or not all(isinstance(i, str) and re.fullmatch(f"[{allowed}]+", i.strip())
                                               for i in items):
+        return None
+    return [i.strip() for i in items]
+
+
+def _restart_only(value: Any, errors: Collector, where: c.Where) -> Any:
+    if _names(value, "A-Za-z0-9_.-") is None:
         where.add(errors, f"must be instance keys (a list, or comma-separated), got {c.shown(value)}")
         return None
     return value
@@ -198,12 +206,11 @@ def _restart_only(value: Any, errors: Collector, where: c.Where) -> Any:
 
 def _retire(value: Any, errors: Collector, where: c.Where) -> Any:
     """sglang_retire: instance keys or inventory host names, a list or comma-separated -> the list, each once."""
-    items = value.split(",") if isinstance(value, str) else value
-    if not isinstance(items, list) or not all(isinstance(i, str) and re.fullmatch(r"[A-Za-z0-9_.:-]+", i.strip())
-                                              for i in items):
+    names = _names(value, "A-Za-z0-9_.:-")
+    if names is None:
         where.add(errors, f"must be instance keys or inventory hosts (a list, or comma-separated), got {c.shown(value)}")
         return None
-    return list(dict.fromkeys(i.strip() for i in items))
+    return list(dict.fromkeys(names))
 
 
 def _restart_batch(value: Any, errors: Collector, where: c.Where) -> Any:

@@ -248,16 +248,13 @@ def purge_paths(host_plan: HostPlan | None, settings: dict | None = None) -> lis
     which a host that ran a server before may hold). settings: as host_files takes them. Nothing is checked: a
     purge removes."""
     cfg = dict(DEFAULT_SETTINGS, **(settings or {}))
-    host_plan = host_plan or HostPlan(host_tuning={}, cann={}, services=[])
+    host_plan = host_plan or HostPlan.empty()
     names = [str(s.name) for s in host_plan.services if s.name]
 
-    # Named as host_files names them (_service_paths, watchdog_files): a service's secrets and watchdog whatever
-    # the plan says of them now, and the host's own files whatever it runs now.
-    paths = [path for name in names
-             for path in _service_paths(cfg, name, secrets=True, cann_env=False) + watchdog_files(cfg, name)
-             + [workers_file(cfg, name)]]
-    paths += [str(cfg[_settings.WATCHDOG_STATE_DIR])]
-    paths += [record_path(unit) for name in names for unit in service_units(name)]
+    # Named as host_files names them (_own_paths, as retire.yml removes them): a service's secrets, workers and
+    # watchdog whatever the plan says of them now, and the host's own files whatever it runs now.
+    paths = [path for name in names for path in _own_paths(cfg, name)]
+    paths += [f"{cfg[LIBEXEC]}/{_watchdog.PROGRAM}", str(cfg[_settings.WATCHDOG_STATE_DIR])]
     paths += [f"{cfg[LIBEXEC]}/{RECORD_PROGRAM}", f"{cfg[ETC]}/cann_env.sh", f"{cfg[SYSCTL]}/90-sglang.conf"]
     # Every file host_files lists is removed too: a file added there is purged without a change here.
     paths += [f"{cfg[spec.dir]}/{spec.name}" for spec in host_files(host_plan, settings, check=False)]
