@@ -7,6 +7,8 @@ The logic is in plugins/plugin_utils/rollout/_instances.py and _status.py (pure,
 
 from __future__ import annotations
 
+import os
+
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.ascend.sglang.plugins.module_utils.files._started import record_path
@@ -19,7 +21,15 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._settings import host_values
 from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._status import watchdog_lines
 from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._retire import retire_set
-from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._host_files import purge_paths, retired_paths
+from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._fleet_record import (
+    CONNECTION_VARS, day_two, day_two_lines, fleet_record,
+)
+from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._upgrade import (
+    due_keys, not_ready, rollback, runtime_change, runtime_identity, upgrade_waves,
+)
+from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._host_files import (
+    generation_paths, purge_paths, retired_paths, sources_cann_env,
+)
 
 
 def _typed(plan):
@@ -73,26 +83,116 @@ def sglang_purge_files(plan, host, settings=None):
     return purge_paths(host_plan, settings)
 
 
-def sglang_retire_set(plan, selectors, force=False):
+def sglang_retire_set(plan, selectors, force=False, record=None):
     """The server instances retire.yml takes out (rows of sglang_instances, rollout order): those sglang_retire
     names by key or by host; an error says what is wrong (an unknown name, every instance of a role, a --mini-lb
     router), naming the variable."""
     try:
-        return retire_set(_typed(plan), selectors, bool(force))
+        return retire_set(_typed(plan), selectors, bool(force), record if isinstance(record, dict) else None)
     except ValueError as exc:
         raise AnsibleFilterError(str(exc)) from None
 
 
-def sglang_retired_files(services, plan):
+def sglang_retired_files(services, plan, record=None):
     """The files of the services retire.yml takes off their hosts ({name, inventory_host} each), as {host, path}
-    with each host's settings from the plan: never a host's own files, which its other services use."""
+    with each host's settings from the plan (a host the plan no longer has: from the controller's record):
+    never a host's own files, which its other services use."""
     typed = _typed(plan)
+    recorded = (record or {}).get("hosts") or {} if isinstance(record, dict) else {}
     out = []
     for svc in services or ():
         host = str(svc["inventory_host"])
-        settings = (typed.hosts.get(host) or HostPlan.empty()).settings
+        if host in typed.hosts:
+            settings = typed.hosts[host].settings
+        else:
+            settings = (recorded.get(host) or {}).get("settings") or HostPlan.empty().settings
         out += [{"host": host, "path": path} for path in retired_paths([str(svc["name"])], settings)]
     return out
+
+
+def sglang_upgrade_waves(plan, decisions, batch=1):
+    """The waves of an upgrade (plugin_utils/rollout/_upgrade.py): the instances the fleet's restart decision
+    restarts (decisions: the sglang_rollout filter's host -> decision), canaries first, then the others at most
+    ``batch`` at a time (a count, or a percentage of the plan's server instances), the roles in step."""
+    rows = instances(_typed(plan))
+    due = due_keys(rows, decisions or {})
+    return upgrade_waves([row for row in rows if row["key"] in due], batch_size(batch, len(rows)))
+
+
+def sglang_upgrade_rollback(waves, failed):
+    """What a failed upgrade wave (its number) puts back on the previous files, and what restarts on them."""
+    try:
+        return rollback(waves or [], int(failed))
+    except ValueError as exc:
+        raise AnsibleFilterError(str(exc)) from None
+
+
+def sglang_upgrade_not_ready(plan, status_by_host):
+    """Why the deployment is not where an upgrade may start (host -> its sglang_service_status result), one line
+    per rank that does not run, runs other files than its own or is not healthy; empty when it may start."""
+    return not_ready(instances(_typed(plan)), status_by_host or {})
+
+
+def sglang_generation_files(plan, host, names=None):
+    """The services of this host whose files an upgrade keeps as their previous generation, {name, files} each
+    (the module ascend.sglang.sglang_generation takes them): the host's server services, or those of ``names``."""
+    host_plan = _typed(plan).hosts.get(str(host)) or HostPlan.empty()
+    wanted = None if names is None else {str(n) for n in names}
+    return [{"name": str(svc.name), "files": generation_paths(str(svc.name), host_plan.settings, sources_cann_env(svc))}
+            for svc in host_plan.services
+            if svc.role != "router" and (wanted is None or str(svc.name) in wanted)]
+
+
+def sglang_runtime(plan, host):
+    """What the servers of this host run for an upgrade's sake: {sglang, image, python} (plugin_utils/rollout/_upgrade.py)."""
+    return runtime_identity(_typed(plan), str(host))
+
+
+def sglang_runtime_change(recorded, planned):
+    """How the planned runtime (sglang_runtime) differs from the one recorded on a host, one line per difference."""
+    return runtime_change(recorded, planned or {})
+
+
+def sglang_fleet_record(plan, hostvars, previous=None, retired=None):
+    """The controller's record of the deployment after a run that succeeded (plugin_utils/rollout/_fleet_record.py):
+    the plan's instances and the previous record's instances the plan no longer has, minus ``retired`` (keys)."""
+    typed = _typed(plan)
+    connections = {}
+    for host in typed.hosts:
+        if host in hostvars:
+            own = hostvars[host]
+            connections[host] = {k: _plain(own.get(k)) for k in CONNECTION_VARS if own.get(k) is not None}
+    return fleet_record(typed, connections, previous if isinstance(previous, dict) else None,
+                        [str(k) for k in retired or []])
+
+
+def sglang_record_path(plan):
+    """Where the controller keeps the record of this deployment: <sglang_state_dir>/<deployment>.json, a relative
+    directory taken from where ansible-playbook runs (as sglang_bench_dir), made absolute here on the controller:
+    a module run on localhost may run elsewhere."""
+    typed = _typed(plan)
+    name = typed.deployment or typed.profile
+    return os.path.abspath(os.path.join(str(typed.settings.get("sglang_state_dir") or "sglang-state"), f"{name}.json"))
+
+
+def sglang_day_two(plan, record, batch=1):
+    """What the plan changes of the recorded deployment, as plan.yml shows it: lines (adds, no longer planned,
+    upgrade and its waves)."""
+    typed = _typed(plan)
+    rows = instances(typed)
+    return day_two_lines(day_two(typed, record if isinstance(record, dict) else None,
+                                 batch_size(batch, max(len(rows), 1))))
+
+
+def _plain(value):
+    """A host variable as JSON keeps it (Ansible's tagged strings and numbers as their plain types)."""
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    return str(value)
 
 
 def sglang_routers(plan):
@@ -129,4 +229,10 @@ class FilterModule:
                 "sglang_retire_set": sglang_retire_set, "sglang_retired_files": sglang_retired_files,
                 "sglang_rollout_failures": sglang_rollout_failures, "sglang_routers": sglang_routers,
                 "sglang_start_records": sglang_start_records, "sglang_watchdog_lines": sglang_watchdog_lines,
-                "sglang_without_env": sglang_without_env}
+                "sglang_without_env": sglang_without_env, "sglang_upgrade_waves": sglang_upgrade_waves,
+                "sglang_upgrade_rollback": sglang_upgrade_rollback,
+                "sglang_upgrade_not_ready": sglang_upgrade_not_ready,
+                "sglang_generation_files": sglang_generation_files, "sglang_runtime": sglang_runtime,
+                "sglang_runtime_change": sglang_runtime_change, "sglang_fleet_record": sglang_fleet_record,
+                "sglang_day_two": sglang_day_two,
+                "sglang_record_path": sglang_record_path}

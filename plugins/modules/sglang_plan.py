@@ -163,6 +163,9 @@ notes:
     state files."
   - "C(sglang_watchdog_port) (host; int; default 8990): Port on rank 0's address where rank 0's watchdog serves its
     unit's InvocationID to the other ranks' watchdogs (read from rank 0's host)."
+  - "C(sglang_generation_dir) (host; path; default \"/var/lib/sglang/generations\"): Where upgrade.yml keeps each
+    server's previous files (the last good generation, root only) and deploy.yml records the release, image and
+    interpreter the servers run (runtime.json)."
   - "C(sglang_monitoring_host_dir) (host; path; default \"/etc/prometheus/sglang\"): Where playbooks/monitoring.yml
     writes the Prometheus files on the hosts of the sglang_monitoring group."
   - "C(sglang_container_pull_timeout) (host; int; default 3600): Seconds a pull (or load) of the image may take on a
@@ -249,6 +252,18 @@ notes:
     behind a --mini-lb router (no worker API: it keeps sending them requests until a deploy restarts it)."
   - "C(sglang_retire_drain_timeout) (run; int; default 300): Seconds retire.yml waits, once an instance is out of
     the routers, for its running requests to reach zero (rank 0's /metrics) before it stops it."
+  - "C(sglang_upgrade_all_at_once) (run; bool; default false): deploy.yml deploys a change of SGLang release,
+    container image or server interpreter onto running servers, restarting every instance at once (otherwise it
+    refuses and names upgrade.yml)."
+  - "C(sglang_upgrade_bench) (run; bool; default true): upgrade.yml benchmarks its canaries (the profile's benchmark
+    with sglang_upgrade_bench_prompts prompts; a PD-mixed canary alone, a PD one through the router) before the
+    other instances follow; off: the health gate alone."
+  - "C(sglang_upgrade_bench_prompts) (run; int; default 16): Prompts of a canary's benchmark."
+  - "C(sglang_upgrade_tpot_factor) (run; float; default 1.5): A canary fails its benchmark when its mean TPOT
+    exceeds the profile's target (or sglang_bench_tpot_target_ms) times this factor, or a request fails."
+  - "C(sglang_state_dir) (run; path; default \"sglang-state\"): Controller directory of the records of what each
+    deployment runs (<deployment>.json, written by deploy.yml, upgrade.yml and retire.yml; read by plan.yml and
+    retire.yml)."
   - "C(sglang_bench_dir) (run; path; default \"sglang-bench\"): Controller directory of the benchmark results."
   - "C(sglang_bench_environment) (run; dict; default -): Extra environment of the benchmark client."
   - "C(sglang_bench_fail) (run; bool; default true): bench.yml fails when a documented target is missed."

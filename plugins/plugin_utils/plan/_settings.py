@@ -153,6 +153,20 @@ def _word(*words: str) -> Check:
     return check
 
 
+def _factor(value: Any, errors: Collector, where: c.Where) -> Any:
+    """sglang_upgrade_tpot_factor: a number from 1 (the target itself) to 100."""
+    number = None
+    if not isinstance(value, bool) and isinstance(value, (int, float, str)):
+        try:
+            number = float(value)
+        except ValueError:
+            number = None
+    if number is None or not 1.0 <= number <= 100.0:
+        where.add(errors, f"must be a number from 1 to 100, got {c.type_name(value)} {c.shown(value)}")
+        return None
+    return number
+
+
 def _ratio(value: Any, errors: Collector, where: c.Where) -> Any:
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         where.add(errors, f"must be a number within 0..1, got {c.type_name(value)} {c.shown(value)}")
@@ -286,6 +300,8 @@ def F(*args: Any, **kwargs: Any) -> Setting:
 # file list (plugin_utils/targets/_host_files.py) and the purge name them through these, by their full names.
 ETC_DIR, LIBEXEC_DIR, SYSTEMD_DIR = "sglang_etc_dir", "sglang_libexec_dir", "sglang_systemd_dir"
 SYSCTL_DIR, WATCHDOG_STATE_DIR = "sglang_sysctl_dir", "sglang_watchdog_state_dir"
+# upgrade.yml's previous generations of the servers' files, and deploy.yml's record of what they run.
+GENERATION_DIR = "sglang_generation_dir"
 
 
 _SVC = ("sglang_service:main",) + SERVERS_MAIN
@@ -452,6 +468,9 @@ TABLE: tuple[Setting, ...] = (
     S("sglang_watchdog_port", HOST, "Port on rank 0's address where rank 0's watchdog serves its unit's "
       "InvocationID to the other ranks' watchdogs (read from rank 0's host).", _int(1, 65535), 8990, "int",
       entries=_WATCH, defaults_in=("sglang_service",)),
+    S(GENERATION_DIR, HOST, "Where upgrade.yml keeps each server's previous files (the last good generation, root "
+      "only) and deploy.yml records the release, image and interpreter the servers run (runtime.json).", c.unit_path,
+      "/var/lib/sglang/generations", "path"),
     S("sglang_monitoring_host_dir", HOST, "Where playbooks/monitoring.yml writes the Prometheus files on the hosts of "
       "the sglang_monitoring group.", c.absolute_path, "/etc/prometheus/sglang", "path"),
     S("sglang_container_pull_timeout", HOST, "Seconds a pull (or load) of the image may take on a host.",
@@ -539,6 +558,18 @@ TABLE: tuple[Setting, ...] = (
       "router (no worker API: it keeps sending them requests until a deploy restarts it).", c.boolean, False, "bool"),
     S("sglang_retire_drain_timeout", RUN, "Seconds retire.yml waits, once an instance is out of the routers, for its "
       "running requests to reach zero (rank 0's /metrics) before it stops it.", _int(0, 86400), 300, "int"),
+    S("sglang_upgrade_all_at_once", RUN, "deploy.yml deploys a change of SGLang release, container image or server "
+      "interpreter onto running servers, restarting every instance at once (otherwise it refuses and names "
+      "upgrade.yml).", c.boolean, False, "bool"),
+    S("sglang_upgrade_bench", RUN, "upgrade.yml benchmarks its canaries (the profile's benchmark with "
+      "sglang_upgrade_bench_prompts prompts; a PD-mixed canary alone, a PD one through the router) before the "
+      "other instances follow; off: the health gate alone.", c.boolean, True, "bool"),
+    S("sglang_upgrade_bench_prompts", RUN, "Prompts of a canary's benchmark.", _int(1, 100000), 16, "int"),
+    S("sglang_upgrade_tpot_factor", RUN, "A canary fails its benchmark when its mean TPOT exceeds the profile's "
+      "target (or sglang_bench_tpot_target_ms) times this factor, or a request fails.", _factor, 1.5, "float"),
+    S("sglang_state_dir", RUN, "Controller directory of the records of what each deployment runs "
+      "(<deployment>.json, written by deploy.yml, upgrade.yml and retire.yml; read by plan.yml and retire.yml).",
+      _controller_path, "sglang-state", "path"),
     S("sglang_bench_dir", RUN, "Controller directory of the benchmark results.", _controller_path, "sglang-bench",
       "path"),
     S("sglang_bench_environment", RUN, "Extra environment of the benchmark client.", _mapping, type="dict"),
@@ -579,6 +610,10 @@ TABLE: tuple[Setting, ...] = (
     S("sglang_preflight_ping", INTERNAL, "Registered: a host's NPU pings."),
     S("sglang_watchdog_status", INTERNAL, "Registered: a host's watchdog states."),
     S("sglang_status_result", INTERNAL, "Registered: a host's service status."),
+    S("sglang_fleet_record", INTERNAL, "Set by plan.yml: the controller's record of what the deployment runs "
+      "(sglang_state_dir), or none."),
+    S("sglang_upgrade_status", INTERNAL, "Registered: a host's service status in upgrade.yml."),
+    S("sglang_upgrade_files", INTERNAL, "Registered: the new files upgrade.yml wrote on a host."),
     S("sglang_restart_status", INTERNAL, "Registered: a host's service status in restart.yml."),
     S("sglang_bench_result", INTERNAL, "Registered: the benchmark's result."),
     S("sglang_collect_result", INTERNAL, "Registered: the failure bundle's result."),

@@ -9,15 +9,23 @@ Private to the collection; pure, no Ansible import."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import Plan
+from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._fleet_record import recorded_retire_set
 from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._instances import instances, routers
 
 
-def retire_set(plan: Plan, selectors: Sequence[str] | None, force: bool = False) -> list[dict[str, Any]]:
+def retire_set(plan: Plan, selectors: Sequence[str] | None, force: bool = False,
+               record: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """The instances (rollout/_instances.py rows, rollout order) that ``selectors`` (sglang_retire: instance keys or
-    inventory hosts) name; ValueError saying what is wrong."""
+    inventory hosts) name; ValueError saying what is wrong. With the controller's ``record`` of the deployment
+    (rollout/_fleet_record.py), a name also selects the recorded instances the plan no longer has (their host left
+    the inventory, a smaller sglang_instances_per_host): they come first, as recorded, each with ``orphan`` true."""
+    found, rest = recorded_retire_set(record, plan, list(selectors or []))
+    found = [dict(inst, orphan=True) for inst in found]
+    if found and not rest:
+        return found
     planned = instances(plan)
     if not selectors:
         raise ValueError("sglang_retire: name the instances to retire, by key or by host (planned instances: "
@@ -25,7 +33,7 @@ def retire_set(plan: Plan, selectors: Sequence[str] | None, force: bool = False)
     by_key = {inst["key"]: inst for inst in planned}
     chosen: dict[str, dict[str, Any]] = {}
     unknown, no_server = [], []
-    for name in selectors:
+    for name in rest:
         if name in by_key:
             chosen.setdefault(name, by_key[name])
         elif name in plan.hosts:
@@ -56,4 +64,4 @@ def retire_set(plan: Plan, selectors: Sequence[str] | None, force: bool = False)
                              "inventory and deploy (the router restarts without it), then retire it with "
                              "sglang_retire_force=true")
     order = [inst["key"] for inst in planned]
-    return sorted(chosen.values(), key=lambda inst: order.index(inst["key"]))
+    return found + sorted(chosen.values(), key=lambda inst: order.index(inst["key"]))

@@ -232,6 +232,17 @@ def _own_paths(cfg: dict, name: str) -> list:
     return paths + [record_path(unit) for unit in service_units(name)]
 
 
+def generation_paths(name: str, settings: dict | None = None, cann_env: bool = False) -> list:
+    """The files of one service an upgrade keeps as its previous generation and puts back when it rolls back
+    (upgrade.yml, module ascend.sglang.sglang_generation): what decides what the service runs - its environment,
+    secrets, launcher and unit, its watchdog's configuration and unit. Not its start records nor the watchdog's
+    state (what ran, not what to run), nor a router's workers (upgrade.yml restarts no router); the host's
+    cann_env.sh with cann_env (a service that sources it: sources_cann_env()). settings: as host_files takes them."""
+    cfg = dict(DEFAULT_SETTINGS, **(settings or {}))
+    return _service_paths(cfg, str(name), secrets=True, cann_env=cann_env) + [
+        f"{cfg[ETC]}/{_watchdog.config_name(str(name))}", f"{cfg[SYSTEMD]}/{_watchdog.unit_name(str(name))}"]
+
+
 def retired_paths(names: list, settings: dict | None = None) -> list:
     """The files of services retire.yml takes off a host (names), each once; the host's own files (cann_env.sh,
     the kernel settings, the shared programs) stay: its other services use them. settings: as host_files takes
@@ -256,6 +267,10 @@ def purge_paths(host_plan: HostPlan | None, settings: dict | None = None) -> lis
     paths = [path for name in names for path in _own_paths(cfg, name)]
     paths += [f"{cfg[LIBEXEC]}/{_watchdog.PROGRAM}", str(cfg[_settings.WATCHDOG_STATE_DIR])]
     paths += [f"{cfg[LIBEXEC]}/{RECORD_PROGRAM}", f"{cfg[ETC]}/cann_env.sh", f"{cfg[SYSCTL]}/90-sglang.conf"]
+    # upgrade.yml's previous generations and deploy.yml's record of the runtime (the host's settings name the
+    # directory; it is no file setting).
+    if cfg.get(_settings.GENERATION_DIR):
+        paths.append(str(cfg[_settings.GENERATION_DIR]))
     # Every file host_files lists is removed too: a file added there is purged without a change here.
     paths += [f"{cfg[spec.dir]}/{spec.name}" for spec in host_files(host_plan, settings, check=False)]
     return list(dict.fromkeys(paths))

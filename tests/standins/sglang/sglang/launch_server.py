@@ -66,6 +66,18 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs
 
+
+def _release() -> str:
+    """The version of the installed sglang distribution (the stand-in wheel's, which scripts/molecule.sh builds as
+    <release>+standin), or the package's own without one."""
+    try:
+        from importlib.metadata import version
+        return version("sglang")
+    except Exception:  # noqa: BLE001 - run from a checkout, not installed
+        return "0.0.0+standin"
+
+
+RELEASE = _release()
 STATE_DIR = os.environ.get("SGLANG_STANDIN_STATE_DIR", "/var/lib/sglang-standin")
 # Streamed /generate: seconds between tokens (the benchmark measures it as TPOT / ITL), and a bound.
 TOKEN_INTERVAL_S = float(os.environ.get("SGLANG_STANDIN_TOKEN_INTERVAL_MS", "5")) / 1000
@@ -675,7 +687,8 @@ class Handler(MetricsRoute):
             ok = st.collective()  # hangs once a peer is lost
             self._json(200 if ok else 503, {"healthy": ok, **st.identity()})
         elif path in ("/server_info", "/get_server_info"):
-            info = {"version": "0.0.0+standin", "disaggregation_mode": st.role if st.role != "mixed" else "null",
+            # The release installed, as SGLang reports its own (sglang.version): an upgrade shows in it.
+            info = {"version": RELEASE, "disaggregation_mode": st.role if st.role != "mixed" else "null",
                     "tp_size": int(str(st.opts.get("--tp-size", "1"))),
                     "dp_size": int(str(st.opts.get("--dp-size", "1"))), "standin": st.identity()}
             if st.opts.get("--disaggregation-bootstrap-port"):
