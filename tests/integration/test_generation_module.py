@@ -6,31 +6,18 @@ itself: tests/unit/plugins/module_utils/test_generations.py."""
 from __future__ import annotations
 
 import json
-import os
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-BIN = Path(sys.executable).parent
+from test_playbooks import adhoc
 
 pytestmark = pytest.mark.ansible
 
 
 def run_module(args: dict, *extra: str) -> dict:
-    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_LOAD_CALLBACK_PLUGINS="1",
-               ANSIBLE_STDOUT_CALLBACK="ansible.builtin.minimal")
-    proc = subprocess.run([str(BIN / "ansible"), "localhost", "-c", "local", "-m", "ascend.sglang.sglang_generation",
-                           "-a", json.dumps(args), "-e", f"ansible_python_interpreter={sys.executable}", *extra],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
-    head, sep, body = proc.stdout[proc.stdout.rfind("localhost | "):].partition(" => ")
-    assert sep and head.startswith("localhost |"), f"unexpected ansible output: {proc.stdout[-2000:]}{proc.stderr[-2000:]}"
-    result = json.loads(body)
-    result["failed"] = "FAILED" in head
-    return result
+    return adhoc("sglang_generation", args, *extra)
 
 
 def test_keep_change_and_put_back_through_ansible(tmp_path: Path) -> None:

@@ -33,6 +33,22 @@ def ansible(*args: str, cwd: Path = ROOT, check: bool = True) -> subprocess.Comp
     return proc
 
 
+def adhoc(module: str, args: dict, *extra: str) -> dict:
+    """One module of the collection run through the real ``ansible`` on localhost (local connection, this
+    interpreter), its result as the module returned it, with ``failed``. The minimal callback prints
+    "localhost | STATUS => {the result as JSON}"; nothing goes through a proxy (the tests' servers are loopback)."""
+    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_LOAD_CALLBACK_PLUGINS="1",
+               ANSIBLE_STDOUT_CALLBACK="ansible.builtin.minimal", NO_PROXY="*", no_proxy="*")
+    proc = subprocess.run([str(BIN / "ansible"), "localhost", "-c", "local", "-m", f"ascend.sglang.{module}",
+                           "-a", json.dumps(args), "-e", f"ansible_python_interpreter={sys.executable}", *extra],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
+    head, sep, body = proc.stdout[proc.stdout.rfind("localhost | "):].partition(" => ")
+    assert sep and head.startswith("localhost |"), f"unexpected ansible output: {proc.stdout[-2000:]}{proc.stderr[-2000:]}"
+    result = json.loads(body)
+    result["failed"] = "FAILED" in head
+    return result
+
+
 def render(inventory: Path, out: Path, *extra: str, check: bool = True) -> subprocess.CompletedProcess:
     return ansible("ansible-playbook", "-i", str(inventory), "playbooks/render.yml", "-e", f"sglang_render_dir={out}",
                    *extra, check=check)

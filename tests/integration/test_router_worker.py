@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 from local import free_ports
+from test_playbooks import adhoc
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -152,18 +153,7 @@ def workflows_settled(log: Path) -> bool:
 
 
 def run_module(args: dict, check: bool = False, module: str = "sglang_router_worker") -> dict:
-    # Ad-hoc output with the minimal callback: "localhost | STATUS => {module result as JSON}".
-    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_LOAD_CALLBACK_PLUGINS="1",
-               ANSIBLE_STDOUT_CALLBACK="ansible.builtin.minimal", NO_PROXY="*", no_proxy="*")
-    proc = subprocess.run([str(BIN / "ansible"), "localhost", "-c", "local", "-m", f"ascend.sglang.{module}",
-                           "-a", json.dumps(args), "-e", f"ansible_python_interpreter={sys.executable}"]
-                          + (["--check"] if check else []), cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=300, check=False)
-    head, sep, body = proc.stdout[proc.stdout.rfind("localhost | "):].partition(" => ")
-    assert sep and head.startswith("localhost |"), f"unexpected ansible output: {proc.stdout[-2000:]}{proc.stderr[-2000:]}"
-    result = json.loads(body)
-    result["failed"] = "FAILED" in head
-    return result
+    return adhoc(module, args, *(["--check"] if check else []))
 
 
 def test_out_and_back_in_repeatedly(pd_router, tmp_path) -> None:

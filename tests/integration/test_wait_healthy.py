@@ -7,19 +7,13 @@ the servers' own, and the bound is in polls.
 
 from __future__ import annotations
 
-import json
-import os
 import socket
-import subprocess
-import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-BIN = Path(sys.executable).parent
+from test_playbooks import adhoc
 
 pytestmark = pytest.mark.ansible
 
@@ -70,17 +64,7 @@ GIVEN = {"readiness": True, "retries": 1, "delay": 0, "timeout": 10}
 
 
 def run_module(args: dict) -> dict:
-    args = {**GIVEN, **args}
-    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_LOAD_CALLBACK_PLUGINS="1",
-               ANSIBLE_STDOUT_CALLBACK="ansible.builtin.minimal", NO_PROXY="*", no_proxy="*")
-    proc = subprocess.run([str(BIN / "ansible"), "localhost", "-c", "local", "-m", "ascend.sglang.sglang_wait_healthy",
-                           "-a", json.dumps(args), "-e", f"ansible_python_interpreter={sys.executable}"],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
-    head, sep, body = proc.stdout[proc.stdout.rfind("localhost | "):].partition(" => ")
-    assert sep and head.startswith("localhost |"), f"unexpected ansible output: {proc.stdout[-2000:]}{proc.stderr[-2000:]}"
-    result = json.loads(body)
-    result["failed"] = "FAILED" in head
-    return result
+    return adhoc("sglang_wait_healthy", {**GIVEN, **args})
 
 
 def test_waits_for_every_service_and_names_the_unhealthy_ones(servers) -> None:

@@ -38,6 +38,13 @@ def place_file(path: str, data: bytes, mode: int, check_mode: bool, owner: str |
     """Write data to path (temporary file in the same directory, then rename) unless it already holds it
     with this mode and owner. Returns (changed, the previous content or None when there was no file)."""
     uid, gid = _ids(owner, group)
+    return place_as(path, data, mode, check_mode, uid, gid)
+
+
+def place_as(path: str, data: bytes, mode: int, check_mode: bool, uid: int = -1, gid: int = -1,
+             parents: bool = False) -> tuple[bool, bytes | None]:
+    """place_file() with the owner and group by id (-1: left as they are); with parents, a missing directory of
+    path is created 0755 (as ensure_directory creates one)."""
     try:
         st = os.lstat(path)
     except FileNotFoundError:
@@ -53,10 +60,13 @@ def place_file(path: str, data: bytes, mode: int, check_mode: bool, owner: str |
         return True, before
     if before == data and st is not None and stat.S_ISREG(st.st_mode):
         # Only the metadata differs: fix it in place.
-        os.chown(path, uid, gid)
+        if not same_owner:
+            os.chown(path, uid, gid)
         os.chmod(path, mode)
         return True, before
     directory = os.path.dirname(path) or "."
+    if parents:
+        ensure_directory(directory, 0o755, False)
     fd, tmp = tempfile.mkstemp(prefix=".sglang-", dir=directory)
     try:
         # Mode and owner are set before the content is written and before the file gets its name:

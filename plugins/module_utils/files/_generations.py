@@ -23,9 +23,9 @@ import pwd
 import re
 import shutil
 import stat
-import tempfile
 
-from ansible_collections.ascend.sglang.plugins.module_utils.files._atomic_files import ensure_directory, place_file
+from ansible_collections.ascend.sglang.plugins.module_utils.files._atomic_files import (
+    ensure_directory, place_as, place_file)
 
 MANIFEST = "manifest.json"
 FORMAT = 1
@@ -307,49 +307,12 @@ def _ids(name: str, entry: dict) -> tuple[int, int]:
 
 
 def _put_back(path: str, data: bytes, mode: int, uid: int, gid: int, check_mode: bool) -> bool:
-    """data at path with this mode, owner and group (temporary file in the same directory, which gets its mode
-    and owner before any content, then renamed), unless it holds them already. The owner is set only where it
-    differs from the one the file has. Returns whether something changed."""
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        st = None
-    if st is not None and stat.S_ISDIR(st.st_mode):
+    """data at path with this mode, owner and group, unless it holds them already (_atomic_files.place_as: a
+    temporary file that gets its mode and owner before any content, then renamed; its directory created 0755 when
+    missing). A directory at path is refused. Returns whether something changed."""
+    if os.path.isdir(path) and not os.path.islink(path):
         raise IsADirectoryError(f"{path} is a directory")
-    regular = st is not None and stat.S_ISREG(st.st_mode)
-    before = None
-    if regular:
-        with open(path, "rb") as handle:
-            before = handle.read()
-    same_owner = regular and (st.st_uid, st.st_gid) == (uid, gid)
-    if before == data and same_owner and stat.S_IMODE(st.st_mode) == mode:
-        return False
-    if check_mode:
-        return True
-    directory = os.path.dirname(path)
-    ensure_directory(directory, 0o755, False)
-    if before == data:
-        # Only the metadata differs: fix it in place.
-        if not same_owner:
-            os.chown(path, uid, gid)
-        os.chmod(path, mode)
-        return True
-    fd, tmp = tempfile.mkstemp(prefix=".sglang-", dir=directory)
-    try:
-        os.fchmod(fd, mode)
-        made = os.fstat(fd)
-        if (made.st_uid, made.st_gid) != (uid, gid):
-            os.fchown(fd, uid, gid)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return True
+    return place_as(path, data, mode, check_mode, uid, gid, parents=True)[0]
 
 
 def restore(directory: str, services: list, check_mode: bool) -> dict:
