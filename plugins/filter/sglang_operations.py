@@ -17,6 +17,7 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._instances i
     batch_size, failed_items, instances, pending_instances, restart_batches, routers, without_env,
 )
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._errors import PlanError
+from ansible_collections.ascend.sglang.plugins.plugin_utils.core._serialize import plain
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import HostPlan, typed_plan
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._settings import host_values
 from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._status import watchdog_lines
@@ -161,7 +162,7 @@ def sglang_fleet_record(plan, hostvars, previous=None, retired=None):
     for host in typed.hosts:
         if host in hostvars:
             own = hostvars[host]
-            connections[host] = {k: _plain(own.get(k)) for k in CONNECTION_VARS if own.get(k) is not None}
+            connections[host] = {k: plain(own.get(k)) for k in CONNECTION_VARS if own.get(k) is not None}
     return fleet_record(typed, connections, previous if isinstance(previous, dict) else None,
                         [str(k) for k in retired or []])
 
@@ -182,17 +183,6 @@ def sglang_day_two(plan, record, batch=1):
     rows = instances(typed)
     return day_two_lines(day_two(typed, record if isinstance(record, dict) else None,
                                  batch_size(batch, max(len(rows), 1))))
-
-
-def _plain(value):
-    """A host variable as JSON keeps it (Ansible's tagged strings and numbers as their plain types)."""
-    if isinstance(value, bool) or value is None:
-        return value
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        return float(value)
-    return str(value)
 
 
 def sglang_routers(plan):

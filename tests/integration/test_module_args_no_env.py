@@ -35,18 +35,20 @@ FILTER = "ascend.sglang.sglang_without_env"
 FILTERS = (FILTER, "ascend.sglang.sglang_generation_files")
 
 
-def stripped_vars(path: Path) -> set[str]:
-    """Variables of the task file's role (vars/main.yml) whose value goes through the filter."""
+def stripped_vars(path: Path, task_vars: Any = None) -> set[str]:
+    """Variables of the task itself (its vars:) and of the task file's role (vars/main.yml) whose value goes through
+    one of the filters."""
+    found = dict(task_vars) if isinstance(task_vars, dict) else {}
     role_vars = path.parent.parent / "vars" / "main.yml"
-    if path.relative_to(ROOT).parts[0] != "roles" or not role_vars.exists():
-        return set()
-    return {name for name, value in (yaml.safe_load(role_vars.read_text(encoding="utf-8")) or {}).items()
-            if FILTER in str(value)}
+    if path.relative_to(ROOT).parts[0] == "roles" and role_vars.exists():
+        found.update(yaml.safe_load(role_vars.read_text(encoding="utf-8")) or {})
+    return {name for name, value in found.items() if any(f in str(value) for f in FILTERS)}
 
 
-def without_env(path: Path, expression: Any) -> bool:
+def without_env(path: Path, expression: Any, task_vars: Any = None) -> bool:
     text = str(expression)
-    return any(f in text for f in FILTERS) or any(re.search(rf"\b{re.escape(name)}\b", text) for name in stripped_vars(path))
+    return any(f in text for f in FILTERS) or any(re.search(rf"\b{re.escape(name)}\b", text)
+                                                   for name in stripped_vars(path, task_vars))
 
 
 def service_tasks() -> list[tuple[str, str, dict[str, Any]]]:
@@ -56,13 +58,13 @@ def service_tasks() -> list[tuple[str, str, dict[str, Any]]]:
             for key, args in task.items():
                 if key.startswith("ascend.sglang.") and isinstance(args, dict) and "services" in args:
                     found.append((str(path.relative_to(ROOT)), task.get("name", "?"),
-                                  dict(task, __args=args, __stripped=without_env(path, args["services"]))))
+                                  dict(task, __args=args, __stripped=without_env(path, args["services"], task.get("vars")))))
     return found
 
 
 def test_the_check_sees_the_tasks_that_hand_services_to_modules() -> None:
     paths = {found[0] for found in service_tasks()}
-    assert {"playbooks/status.yml", "playbooks/doctor.yml", "roles/sglang_service/tasks/wait_healthy.yml"} <= paths, paths
+    assert {"playbooks/tasks/host_status.yml", "playbooks/doctor.yml", "roles/sglang_service/tasks/wait_healthy.yml"} <= paths, paths
 
 
 def test_no_module_receives_a_services_environment() -> None:

@@ -609,12 +609,11 @@ TABLE: tuple[Setting, ...] = (
     S("sglang_preflight_result", INTERNAL, "Registered: a host's preflight observations."),
     S("sglang_preflight_ping", INTERNAL, "Registered: a host's NPU pings."),
     S("sglang_watchdog_status", INTERNAL, "Registered: a host's watchdog states."),
-    S("sglang_status_result", INTERNAL, "Registered: a host's service status."),
+    S("sglang_status_result", INTERNAL, "Registered: a host's service status (tasks/host_status.yml: status.yml, "
+      "restart.yml, upgrade.yml)."),
     S("sglang_fleet_record", INTERNAL, "Set by plan.yml: the controller's record of what the deployment runs "
       "(sglang_state_dir), or none."),
-    S("sglang_upgrade_status", INTERNAL, "Registered: a host's service status in upgrade.yml."),
     S("sglang_upgrade_files", INTERNAL, "Registered: the new files upgrade.yml wrote on a host."),
-    S("sglang_restart_status", INTERNAL, "Registered: a host's service status in restart.yml."),
     S("sglang_bench_result", INTERNAL, "Registered: the benchmark's result."),
     S("sglang_collect_result", INTERNAL, "Registered: the failure bundle's result."),
 )

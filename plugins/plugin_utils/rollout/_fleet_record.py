@@ -90,9 +90,9 @@ def day_two(plan: Plan, record: Mapping[str, Any] | None, batch: int) -> dict[st
             if change:
                 upgrade[host] = change
     moving = [inst for inst in rows if inst["key"] in known and any(h in upgrade for h in inst["hosts"])]
+    moved = {o["key"] for o in gone}  # planned again, but with other ranks: the plan's instance is new
     return {"recorded": True,
-            "add": [inst["label"] for inst in rows if inst["key"] not in known or inst["key"] in
-                    {o["key"] for o in gone}],
+            "add": [inst["label"] for inst in rows if inst["key"] not in known or inst["key"] in moved],
             "retire": [{"key": o["key"], "label": o["label"], "hosts": list(o["hosts"])} for o in gone],
             "upgrade": upgrade, "waves": [w["line"] for w in upgrade_waves(moving, batch)]}
 

@@ -43,22 +43,22 @@ def _proportional(rest: Sequence[Mapping[str, Any]], first: Sequence[Mapping[str
     return out
 
 
-def _wave(number: int, members: list[Mapping[str, Any]], canary: bool) -> dict[str, Any]:
+def _wave(number: int, count: int, members: list[Mapping[str, Any]], canary: bool) -> dict[str, Any]:
     roles = list(dict.fromkeys(str(i["role"]) for i in members))
     counts = {role: sum(1 for i in members if i["role"] == role) for role in roles}
     total = {str(i["role"]): int(i["role_instances"]) for i in members}
+    # Roles this wave takes wholly out of service (a role of one instance: its canary): upgrade.yml warns.
+    whole = [role for role in roles if counts[role] == total[role]]
     label = ", ".join(str(i["label"]) for i in members)
     hosts = list(dict.fromkeys(h for i in members for h in i["hosts"]))
-    return {"number": number, "canary": canary, "role": roles[0] if len(roles) == 1 else "+".join(roles),
+    return {"number": number, "count": count, "canary": canary, "role": roles[0] if len(roles) == 1 else "+".join(roles),
             "roles": roles, "instances": [dict(i) for i in members], "labels": [i["label"] for i in members],
             "instance_keys": [i["key"] for i in members], "label": ("canary " if canary else "") + label,
             "services": [svc for i in members for svc in i["services"]],
             "others": [svc for i in members for svc in i["services"][1:]],
             "hosts": hosts,
             "line": f"wave {number}: {'canary ' if canary else ''}{label} on {', '.join(hosts)}",
-            # Roles this wave takes wholly out of service (a role of one instance: its canary): upgrade.yml warns.
-            "whole_roles": [role for role in roles if counts[role] == total[role]],
-            "whole_role": False}
+            "whole_roles": whole, "whole_role": bool(whole)}
 
 
 def upgrade_waves(selected: Iterable[Mapping[str, Any]], size: int) -> list[dict[str, Any]]:
@@ -76,11 +76,7 @@ def upgrade_waves(selected: Iterable[Mapping[str, Any]], size: int) -> list[dict
             canaries.append(inst)
     rest = _proportional([i for i in selected if i not in canaries], canaries)
     groups = ([canaries] if canaries else []) + [rest[i:i + size] for i in range(0, len(rest), size)]
-    waves = [_wave(number, members, canary=number == 1) for number, members in enumerate(groups, 1)]
-    for wave in waves:
-        wave["count"] = len(waves)
-        wave["whole_role"] = bool(wave["whole_roles"])
-    return waves
+    return [_wave(number, len(groups), members, canary=number == 1) for number, members in enumerate(groups, 1)]
 
 
 def rollback(waves: Sequence[Mapping[str, Any]], failed: int) -> dict[str, Any]:
