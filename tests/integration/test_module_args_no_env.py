@@ -47,8 +47,8 @@ def stripped_vars(path: Path, task_vars: Any = None) -> set[str]:
 
 def without_env(path: Path, expression: Any, task_vars: Any = None) -> bool:
     text = str(expression)
-    return any(f in text for f in FILTERS) or any(re.search(rf"\b{re.escape(name)}\b", text)
-                                                   for name in stripped_vars(path, task_vars))
+    names = stripped_vars(path, task_vars)
+    return any(f in text for f in FILTERS) or any(re.search(rf"\b{re.escape(name)}\b", text) for name in names)
 
 
 def service_tasks() -> list[tuple[str, str, dict[str, Any]]]:
