@@ -9,6 +9,7 @@
 #   MOLECULE_CMD=converge scripts/molecule.sh pd_separation   # another molecule command
 #   MOLECULE_CMD=rollout scripts/molecule.sh pd_separation    # bench/rollout.py on fresh containers (figures)
 #   MOLECULE_CMD=rollout scripts/molecule.sh fleet            # bench/rollout.py --fleet 5,10,20 (SGLANG_ROLLOUT_ARGS)
+#   MOLECULE_CMD=stage scripts/molecule.sh weights            # bench/stage_weights.py (SGLANG_STAGE_ARGS): star vs tree
 #   scripts/molecule.sh --setup         # only the preparation (packages, images, venv, wheelhouse), no scenario
 #   SGLANG_MOLECULE_DEPTH=core scripts/molecule.sh   # the core checks only (what CI runs; below)
 # Ends with "N passed, M failed" (scenarios); exits non-zero when one failed.
@@ -16,7 +17,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 CACHE=$ROOT/.cache/molecule
-IMAGE=${SGLANG_MOLECULE_IMAGE:-localhost/ascend-sglang-systemd:bookworm}
+# The base image's tag names what debootstrap puts in it (BASE_PACKAGES): a new package list builds a new image.
+BASE_PACKAGES=python3,python3-venv,python3-packaging,systemd,systemd-sysv,dbus,procps,iproute2,curl,ca-certificates,rsync
+IMAGE=${SGLANG_MOLECULE_IMAGE:-localhost/ascend-sglang-systemd:bookworm-$(printf '%s' "$BASE_PACKAGES" | sha256sum | cut -c1-8)}
 WHEELHOUSE=$CACHE/wheelhouse
 ROUTER_VERSION=0.3.0
 CONTAINER_PYTHON=3.11            # python3 of Debian bookworm, the base image
@@ -60,7 +63,7 @@ if ! podman image exists "$IMAGE"; then
   log "building $IMAGE with debootstrap (about a minute)"
   rootfs=$(mktemp -d "$CACHE/rootfs.XXXXXX")
   debootstrap --variant=minbase \
-    --include=python3,python3-venv,python3-packaging,systemd,systemd-sysv,dbus,procps,iproute2,curl,ca-certificates \
+    --include="$BASE_PACKAGES" \
     bookworm "$rootfs" http://deb.debian.org/debian >"$CACHE/debootstrap.log" 2>&1 \
     || { tail -n 30 "$CACHE/debootstrap.log" >&2; rm -rf "$rootfs"; exit 1; }
   for u in getty@tty1.service console-getty.service serial-getty@.service systemd-remount-fs.service \
@@ -271,6 +274,7 @@ fi
 run_scenario() {
   local s=$1 start=$SECONDS rc=0 names out='' ok_word=passed failed_word=FAILED
   [ "$cmd" != rollout ] || { ok_word="rollout figures"; failed_word="rollout FAILED"; }
+  [ "$cmd" != stage ] || { ok_word="staging figures"; failed_word="staging FAILED"; }
   [ "${LANES_SIDE_BY_SIDE:-0}" = 0 ] || { out=$LANE_LOGS/$1.log; : >"$out"; }
   # to_out CMD...: CMD's output (stdout and stderr) where this scenario's goes.
   to_out() { if [ -n "$out" ]; then "$@" >>"$out" 2>&1; else "$@"; fi; }
@@ -283,7 +287,15 @@ run_scenario() {
     podman rm -f -t0 --ignore $names >/dev/null
   fi
   if [ "$cmd" = test ]; then log "scenario $s: molecule test ($depth depth)"; else log "scenario $s: molecule $cmd"; fi
-  if [ "$cmd" = rollout ]; then
+  if [ "$cmd" = stage ]; then
+    # Containers made and removed by bench/stage_weights.py itself (no Molecule scenario).
+    if [ "$s" = weights ]; then
+      # shellcheck disable=SC2086  # options of bench/stage_weights.py, e.g. "--hosts 4,8"
+      to_out "$VENV/bin/python" bench/stage_weights.py ${SGLANG_STAGE_ARGS:-} || rc=$?
+    else
+      log "stage: bench/stage_weights.py runs as the scenario name weights only"; rc=2
+    fi
+  elif [ "$cmd" = rollout ]; then
     # Fresh containers (create runs prepare), the rollout figures, then the containers go.
     if [ "$s" = fleet ]; then
       # Fleets of several sizes, made and removed by bench/rollout.py itself (no Molecule scenario).

@@ -7,9 +7,11 @@ echo "test: 1/4 the venv (.venv: ansible-core and the test tools, about 70 MB fr
 echo "test: 2/4 the real SGLang and sglang-router argument parsers (.cache/parsers)"
 # The real SGLang / sglang-router argument parsers of every supported release (cached in .cache/).
 ./tests/validation/setup_parsers.sh
-echo "test: 3/4 promtool"
-# The real promtool the monitoring tests check the generated Prometheus files with (Debian's prometheus package).
+echo "test: 3/4 promtool and rsync"
+# The real promtool the monitoring tests check the generated Prometheus files with (Debian's prometheus package),
+# and rsync, which the weights staging runs.
 ./tests/validation/setup_promtool.sh
+./tests/validation/setup_rsync.sh
 export ANSIBLE_COLLECTIONS_PATH="$PWD/.collections"
 export SGLANG_PARSERS_REQUIRED=1
 .venv/bin/python scripts/profiles.py check

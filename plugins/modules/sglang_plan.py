@@ -40,6 +40,14 @@ notes:
     (--model-path)."
   - "C(sglang_draft_model_path) (deployment; path; default -): Draft model directory of the speculative-decoding
     profiles."
+  - "C(sglang_model_source) (deployment; raw; default -): Where the model directories come from: one source for
+    sglang_model_path, or a mapping of model directory to source; a source is /path on shared storage,
+    [user@]host:/path (rsync over ssh) or rsync://host[:port]/module/path. Set, deploy.yml stages the weights first
+    (playbooks/stage_weights.yml)."
+  - "C(sglang_model_owner) (deployment; str; default -): Owner (user or user:group) of the model directories and
+    files the weights staging creates (default: the user Ansible becomes)."
+  - "C(sglang_model_mode) (deployment; str; default \"0755\"): Mode of the model directories the weights staging
+    creates (their files get it without the execute bits)."
   - "C(sglang_init_expert_location) (deployment; path; default -): Recorded expert distribution of the profiles that
     load one."
   - "C(sglang_release) (deployment; str; default -): SGLang release the argv is rendered and validated for."
@@ -161,6 +169,9 @@ notes:
     (standard library only)."
   - "C(sglang_watchdog_state_dir) (host; path; default \"/var/lib/sglang-watchdog\"): Directory of the watchdogs'
     state files."
+  - "C(sglang_stage_port) (host; int; default 8873): Port of the read-only rsync daemon a host that holds a verified
+    model directory serves it to the others on, while stage_weights.yml runs."
+  - "C(sglang_stage_rsync) (host; str; default \"rsync\"): rsync on the host (absolute path or a command on PATH)."
   - "C(sglang_watchdog_port) (host; int; default 8990): Port on rank 0's address where rank 0's watchdog serves its
     unit's InvocationID to the other ranks' watchdogs (read from rank 0's host)."
   - "C(sglang_generation_dir) (host; path; default \"/var/lib/sglang/generations\"): Where upgrade.yml keeps each
@@ -261,6 +272,17 @@ notes:
   - "C(sglang_upgrade_bench_prompts) (run; int; default 16): Prompts of a canary's benchmark."
   - "C(sglang_upgrade_tpot_factor) (run; float; default 1.5): A canary fails its benchmark when its mean TPOT
     exceeds the profile's target (or sglang_bench_tpot_target_ms) times this factor, or a request fails."
+  - "C(sglang_stage_parallel) (run; int; default 8): Hosts that pull a model directory at once (stage_weights.yml)."
+  - "C(sglang_stage_tree) (run; bool; default true): Hosts that hold a verified copy serve the others (a tree);
+    false: every host pulls from the source (a star)."
+  - "C(sglang_stage_fanout) (run; int; default 1): Hosts the source and each serving host send to at once in a
+    tree."
+  - "C(sglang_stage_verify) (run; str; default \"sizes\"; one of sizes, full): sizes: the files staged have the
+    source's sizes (rsync checks each transfer); full: every file is compared with the source by content and its
+    sha256 goes into the weights checks' cache, where the hosts' copies must agree."
+  - "C(sglang_stage_bwlimit) (run; int; default 0): KiB/s each transfer may take (0: no limit)."
+  - "C(sglang_stage_timeout) (run; int; default 86400): Seconds a host's pull may take."
+  - "C(sglang_stage_progress_interval) (run; int; default 10): Seconds between two progress lines of a pull."
   - "C(sglang_state_dir) (run; path; default \"sglang-state\"): Controller directory of the records of what each
     deployment runs (<deployment>.json, written by deploy.yml, upgrade.yml and retire.yml; read by plan.yml and
     retire.yml)."

@@ -28,6 +28,7 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _contrac
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _metrics
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _k8s_values
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._errors import Collector
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _model_sources as _sources
 
 DEPLOYMENT, HOST, RUN, PARAMETER, INTERNAL = "deployment", "host", "run", "parameter", "internal"
 SCOPES = (DEPLOYMENT, HOST, RUN, PARAMETER, INTERNAL)
@@ -192,6 +193,33 @@ def _controller_path(value: Any, errors: Collector, where: c.Where) -> Any:
     return c.text(value, errors, where, what="a path on the controller (a string)")
 
 
+def _model_source(value: Any, errors: Collector, where: c.Where) -> Any:
+    found = _sources.problems(value)
+    if not isinstance(value, (str, Mapping)) and value is not None:
+        found = [f"must be a source or a mapping of model directory to source, got {c.type_name(value)}"]
+    for problem in found:
+        where.add(errors, problem)
+    return None if found else value
+
+
+def _owner(value: Any, errors: Collector, where: c.Where) -> Any:
+    checked = c.text(value, errors, where, what="a user or user:group (a string)")
+    if checked is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*(:[A-Za-z_][A-Za-z0-9_.-]*)?", checked):
+        where.add(errors, f"must be a user or user:group such as hwhiaiuser:hwhiaiuser, got {c.shown(checked)}")
+        return None
+    return checked
+
+
+def _dir_mode(value: Any, errors: Collector, where: c.Where) -> Any:
+    # YAML reads an unquoted 0755 as the number 493.
+    text = f"0{value:o}" if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= 0o777 else value
+    if not isinstance(text, str) or not re.fullmatch(r"0?[0-7]{3}", text) or int(text, 8) & 0o500 != 0o500:
+        where.add(errors, f"must be an octal mode (a string) such as '0755' that lets its owner read and enter the "
+                          f"directory, got {c.type_name(value)} {c.shown(value)}")
+        return None
+    return text
+
+
 def _since(value: Any, errors: Collector, where: c.Where) -> Any:
     checked = c.text(value, errors, where, what="a journal time (a string)")
     if checked is not None and not re.fullmatch(
@@ -323,6 +351,13 @@ TABLE: tuple[Setting, ...] = (
     S("sglang_model_path", DEPLOYMENT, "Model weights directory on every server host (--model-path).", c.absolute_path, type="path"),
     S("sglang_draft_model_path", DEPLOYMENT, "Draft model directory of the speculative-decoding profiles.",
       c.absolute_path, type="path"),
+    S("sglang_model_source", DEPLOYMENT, "Where the model directories come from: one source for sglang_model_path, or "
+      "a mapping of model directory to source; a source is " + _sources.FORMS + ". Set, deploy.yml stages the "
+      "weights first (playbooks/stage_weights.yml).", _model_source, type="raw"),
+    S("sglang_model_owner", DEPLOYMENT, "Owner (user or user:group) of the model directories and files the weights "
+      "staging creates (default: the user Ansible becomes).", _owner),
+    S("sglang_model_mode", DEPLOYMENT, "Mode of the model directories the weights staging creates (their files get "
+      "it without the execute bits).", _dir_mode, "0755"),
     S("sglang_init_expert_location", DEPLOYMENT, "Recorded expert distribution of the profiles that load one.",
       c.absolute_path, type="path"),
     S("sglang_release", DEPLOYMENT, "SGLang release the argv is rendered and validated for.", c.release),
@@ -465,6 +500,9 @@ TABLE: tuple[Setting, ...] = (
       template="sglang_tpl_watchdog_python"),
     F(WATCHDOG_STATE_DIR, HOST, "Directory of the watchdogs' state files.", c.unit_path,
       "/var/lib/sglang-watchdog", "path", entries=_WATCH, defaults_in=("sglang_service",)),
+    S("sglang_stage_port", HOST, "Port of the read-only rsync daemon a host that holds a verified model directory "
+      "serves it to the others on, while stage_weights.yml runs.", _int(1, 65535), 8873, "int"),
+    S("sglang_stage_rsync", HOST, "rsync on the host (absolute path or a command on PATH).", c.command, "rsync"),
     S("sglang_watchdog_port", HOST, "Port on rank 0's address where rank 0's watchdog serves its unit's "
       "InvocationID to the other ranks' watchdogs (read from rank 0's host).", _int(1, 65535), 8990, "int",
       entries=_WATCH, defaults_in=("sglang_service",)),
@@ -567,6 +605,19 @@ TABLE: tuple[Setting, ...] = (
     S("sglang_upgrade_bench_prompts", RUN, "Prompts of a canary's benchmark.", _int(1, 100000), 16, "int"),
     S("sglang_upgrade_tpot_factor", RUN, "A canary fails its benchmark when its mean TPOT exceeds the profile's "
       "target (or sglang_bench_tpot_target_ms) times this factor, or a request fails.", _factor, 1.5, "float"),
+    S("sglang_stage_parallel", RUN, "Hosts that pull a model directory at once (stage_weights.yml).",
+      _int(1, 4096), 8, "int"),
+    S("sglang_stage_tree", RUN, "Hosts that hold a verified copy serve the others (a tree); false: every host pulls "
+      "from the source (a star).", c.boolean, True, "bool"),
+    S("sglang_stage_fanout", RUN, "Hosts the source and each serving host send to at once in a tree.",
+      _int(1, 64), 1, "int"),
+    S("sglang_stage_verify", RUN, "sizes: the files staged have the source's sizes (rsync checks each transfer); "
+      "full: every file is compared with the source by content and its sha256 goes into the weights checks' "
+      "cache, where the hosts' copies must agree.", _word("sizes", "full"), "sizes", choices=("sizes", "full")),
+    S("sglang_stage_bwlimit", RUN, "KiB/s each transfer may take (0: no limit).", _int(0, 1 << 30), 0, "int"),
+    S("sglang_stage_timeout", RUN, "Seconds a host's pull may take.", _int(1, 30 * 86400), 86400, "int"),
+    S("sglang_stage_progress_interval", RUN, "Seconds between two progress lines of a pull.", _int(1, 3600), 10,
+      "int"),
     S("sglang_state_dir", RUN, "Controller directory of the records of what each deployment runs "
       "(<deployment>.json, written by deploy.yml, upgrade.yml and retire.yml; read by plan.yml and retire.yml).",
       _controller_path, "sglang-state", "path"),
@@ -613,6 +664,12 @@ TABLE: tuple[Setting, ...] = (
       "restart.yml, upgrade.yml)."),
     S("sglang_fleet_record", INTERNAL, "Set by plan.yml: the controller's record of what the deployment runs "
       "(sglang_state_dir), or none."),
+    S("sglang_stage", INTERNAL, "Set by stage_weights.yml on the controller: the stage's plan (what each host lacks, "
+      "the rounds)."),
+    S("sglang_stage_observed", INTERNAL, "Registered: what a server host holds of its model directories and the "
+      "source's listing as it reads it (stage_weights.yml)."),
+    S("sglang_stage_pulled", INTERNAL, "Set by stage_weights.yml: what a host received, round by round."),
+    S("sglang_stage_failed", INTERNAL, "Set by stage_weights.yml: why a host's part in a round failed."),
     S("sglang_upgrade_files", INTERNAL, "Registered: the new files upgrade.yml wrote on a host."),
     S("sglang_bench_result", INTERNAL, "Registered: the benchmark's result."),
     S("sglang_collect_result", INTERNAL, "Registered: the failure bundle's result."),

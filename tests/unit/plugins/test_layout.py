@@ -24,12 +24,14 @@ ALLOWED = {
     "plugin_utils.report": {"plugin_utils.core", "plugin_utils.plan",
                             "module_utils.bench", "module_utils.checks", "module_utils.npu"},
     "plugin_utils.forensics": {"plugin_utils.core", "module_utils.collect"},
+    "plugin_utils.stage": {"plugin_utils.core", "plugin_utils.plan"},
     "plugin_utils.importer": {"plugin_utils.core", "plugin_utils.plan", "plugin_utils.report", "module_utils.bench"},
     "module_utils.npu": set(),
     "module_utils.files": set(),
     "module_utils.http": set(),
     "module_utils.bench": set(),
     "module_utils.checks": {"module_utils.npu", "module_utils.files"},
+    "module_utils.stage": {"module_utils.checks"},
     "module_utils.collect": {"module_utils.npu", "module_utils.files", "module_utils.checks", "module_utils.http"},
 }
 
