@@ -63,7 +63,8 @@ def up(count: int, rate_mbit: int, size_mb: int) -> None:
         podman("network", "create", NETWORK)
     for name in [STORE] + hosts_of(count):
         podman("run", "-d", "--name", name, "--hostname", name, "--network", NETWORK, "--systemd", "always",
-               "--cap-add", "NET_ADMIN", "--ulimit", "nofile=4096:4096", image, "/sbin/init")
+               "--cap-add", "NET_ADMIN", "--ulimit", "nofile=4096:4096", "--ulimit", "nproc=4096:4096",
+               "--security-opt", "unmask=/proc/sys", image, "/sbin/init")
     for name in [STORE] + hosts_of(count):
         for _unused in range(100):  # bounded: systemd and the network come up within seconds
             if podman("exec", name, "true", check=False).returncode == 0:

@@ -26,9 +26,26 @@ def source_root(source: str) -> str:
     return source.rstrip("/") + "/"
 
 
+# No password prompt ever waits for an answer (an ssh source's key must be there), a daemon that does not answer is
+# given up after CONNECT_TIMEOUT seconds, and a transfer that moves no byte for IO_TIMEOUT seconds fails (the next
+# run resumes it) instead of hanging until the stage's own bound.
+SSH = "ssh -o BatchMode=yes -o ConnectTimeout=30"
+CONNECT_TIMEOUT = 30
+IO_TIMEOUT = 600
+
+
+def _remote(source: str) -> list[str]:
+    if source.startswith("rsync://"):
+        return [f"--contimeout={CONNECT_TIMEOUT}"]
+    if not source.startswith("/"):
+        return [f"--rsh={SSH}"]  # rsync splits it into words itself: no shell
+    return []
+
+
 def list_argv(rsync: str, source: str) -> list[str]:
     """Lists every file under the source, recursively, without transferring anything."""
-    return [rsync, "--list-only", "--recursive", "--no-human-readable", "--no-motd", source_root(source)]
+    return ([rsync, "--list-only", "--recursive", "--no-human-readable", "--no-motd", f"--timeout={IO_TIMEOUT}"]
+            + _remote(source) + [source_root(source)])
 
 
 def parse_listing(text: str) -> dict[str, list[int]]:
@@ -72,7 +89,7 @@ def pull_argv(rsync: str, source: str, staging: str, files: list[str] | None, co
     --times keeps the source's mtimes (the next run's quick check, the digest cache); no owner, group or mode: the
     directory's are the operator's."""
     argv = [rsync, "--recursive", "--times", "--no-motd", "--no-inc-recursive", "--info=progress2",
-            "--outbuf=L", f"--partial-dir={PARTIAL}"]
+            "--outbuf=L", f"--partial-dir={PARTIAL}", f"--timeout={IO_TIMEOUT}"] + _remote(source)
     if compare:
         argv.append(f"--compare-dest={compare}")
     if checksum:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -28,6 +29,7 @@ from ansible_collections.ascend.sglang.plugins.module_utils.checks import _weigh
 from ansible_collections.ascend.sglang.plugins.module_utils.stage import _rsync
 
 STAGING_SUFFIX = ".sglang-stage"
+LIST_TIMEOUT = 900
 SERVE_DIR = "/run/sglang-stage"
 
 
@@ -71,12 +73,14 @@ def _run(argv: list[str], timeout: int) -> subprocess.CompletedProcess:
 
 def observe(path: str, source: str, rsync: str, timeout: int) -> dict[str, Any]:
     """What the host holds under path, what it has staged already, the free bytes where the files go, and the
-    source's listing as this host reads it (which also proves that the host reaches the source)."""
+    source's listing as this host reads it (which also proves that the host reaches the source). The listing is
+    bounded by timeout, at most LIST_TIMEOUT seconds: a source that takes longer to list is as good as unreachable."""
     staged_root = os.path.join(staging_dir(path), "files")
     out: dict[str, Any] = {"path": path, "exists": os.path.isdir(path), "files": _local(path),
                            "staged": {rel: v[0] for rel, v in _local(staged_root).items()},
                            "free": _free_bytes(path), "source": None, "source_error": None}
     try:
+        timeout = min(timeout, LIST_TIMEOUT)
         done = _run(_rsync.list_argv(rsync, source), timeout)
     except FileNotFoundError:
         out["source_error"] = f"{rsync} not found: install rsync on the host"
@@ -320,10 +324,17 @@ def serve(modules: list[dict[str, Any]], allow: list[str], port: int, rsync: str
     kept when it serves exactly this; otherwise it is restarted with it. Returns {changed, pid}."""
     entries = []
     for module in modules:
+        # What goes into the daemon's configuration is refused unless plain: a name of plain characters, an
+        # absolute path without a control character (a line break would start a setting of its own).
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", str(module.get("name"))) or \
+                not str(module.get("path")).startswith("/") or re.search(r"[\x00-\x1f\x7f]", str(module["path"])):
+            raise StageError(f"serve: refused module {module.get('name')!r} of {module.get('path')!r}: a plain name "
+                             "and an absolute path without control characters")
         st = os.stat(module["path"])
         # A daemon run by root reads as the directory's owner; one run by another user cannot change user.
         ids = {"uid": st.st_uid, "gid": st.st_gid} if os.geteuid() == 0 else {}
         entries.append(dict(name=module["name"], path=module["path"], **ids))
+    allow = [a for a in allow if re.fullmatch(r"[A-Za-z0-9.:/_-]+", str(a))]  # addresses and names only
     config = _rsync.daemon_config(entries, allow)
     state = _serve_state(serve_dir)
     if state.get("config") == config and state.get("port") == port and _alive(state.get("pid")):

@@ -260,3 +260,18 @@ def test_a_pull_of_some_files_from_a_daemon_module_that_serves_a_parent_without_
         _same(tmp_path / "store" / "M", tmp_path / "M", expected)
     finally:
         _stage.unserve(False, serve_dir)
+
+
+def test_the_daemon_configuration_takes_plain_values_only(tmp_path):
+    with pytest.raises(_stage.StageError, match="refused module"):
+        _stage.serve([{"name": "m\n[all]\npath = /", "path": str(tmp_path)}], [], 1, "rsync", True, str(tmp_path / "s"))
+    with pytest.raises(_stage.StageError, match="refused module"):
+        _stage.serve([{"name": "m", "path": f"{tmp_path}\n[all]"}], [], 1, "rsync", True, str(tmp_path / "s"))
+
+
+def test_no_source_waits_for_a_password_or_a_silent_peer():
+    ssh = _rsync.list_argv("rsync", "w:/export/M")
+    assert "--rsh=ssh -o BatchMode=yes -o ConnectTimeout=30" in ssh and "--timeout=600" in ssh
+    assert "--contimeout=30" in _rsync.pull_argv("rsync", "rsync://w/m/M", "/s", None, None, False, 0)
+    shared = _rsync.list_argv("rsync", "/mnt/M")
+    assert not any(a.startswith(("--rsh", "--contimeout")) for a in shared)
