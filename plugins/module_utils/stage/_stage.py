@@ -121,11 +121,16 @@ def _alive(pid: Any) -> bool:
         return False
     except PermissionError:
         return True
-    try:  # a zombie or a reused pid is not our rsync
+    if not _running(pid):  # ended (a zombie): its waiter is about to record its status
+        return False
+    try:  # a reused pid is not our rsync
         with open(f"/proc/{pid}/cmdline", "rb") as handle:
-            return b"rsync" in handle.read()
+            cmdline = handle.read()
     except OSError:
         return False
+    # Empty while the process is still inside execve: Popen returns once the exec has begun (its close-on-exec pipe
+    # closes), before the new program's arguments are in place.
+    return not cmdline or b"rsync" in cmdline
 
 
 def _write_json(path: str, data: Any) -> None:

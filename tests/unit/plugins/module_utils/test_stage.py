@@ -9,6 +9,7 @@ import hashlib
 import json
 import os
 import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -179,6 +180,25 @@ def test_an_interrupted_pull_keeps_its_bytes_out_of_the_model_directory_and_resu
         _same(tmp_path / "store" / "M", tmp_path / "M", expected)
     finally:
         _stage.unserve(False, serve_dir)
+
+
+def test_a_second_start_while_one_runs_attaches_to_it(tmp_path):
+    """What is followed is the process the first start recorded: a stand-in named rsync that waits (the real rsync's
+    transfer would end on its own). The second start comes at once, while the first may still be inside execve (its
+    arguments not yet readable): it is followed all the same."""
+    standin = tmp_path / "bin" / "rsync"
+    standin.parent.mkdir()
+    standin.write_text(f"#!{sys.executable}\nimport time\ntime.sleep(120)\n")
+    standin.chmod(0o755)
+    path = str(tmp_path / "M")
+    first = _stage.start(path, str(tmp_path / "src"), ["config.json"], False, str(standin), 0, False)
+    try:
+        second = _stage.start(path, str(tmp_path / "src"), ["config.json"], False, str(standin), 0, False)
+        assert second == {"started": False, "attached": True, "pid": first["pid"]}
+        assert _stage.poll(path)["running"] is True
+    finally:
+        assert _stage.stop(path)
+    assert _stage.poll(path)["running"] is False
 
 
 def test_a_staged_file_of_the_wrong_size_moves_nothing(tmp_path, rsync):
