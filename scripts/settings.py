@@ -117,7 +117,7 @@ ROLE_DOCS: dict[str, tuple[str, str]] = {
         "container image) and `wait_healthy` (one health gate for every server) entry points, and "
         "`playbooks/render.yml` its `render` entry point, which writes every host's files on the controller.",
         PLAN_IMPORT + "- name: Render every host's files on the controller (contacts no host)\n  hosts: localhost\n"
-        "  gather_facts: false\n  connection: local\n  tasks:\n    - name: Write every host's files\n"
+        "  gather_facts: false\n  tasks:\n    - name: Write every host's files\n"
         "      ansible.builtin.include_role:\n        name: ascend.sglang.sglang_service\n        tasks_from: render\n"
         "      vars:\n        sglang_render_dir: \"{{ playbook_dir }}/render\"\n"),
 }

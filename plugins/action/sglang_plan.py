@@ -36,6 +36,7 @@ class ActionModule(ActionBase):
         # Every sglang_* name of the play and of each planned host, through the settings table.
         host_values, variables = read_inventory(groups, hostvars, task_vars, template_reader(self._templar, errors), errors)
         self._check_archive(variables, errors)
+        self._check_controller(errors)
         try:
             result_plan = plan_inputs(profile_id, groups, host_values, variables, errors, args.get("profiles_dir"))
         except PlanError as exc:
@@ -48,6 +49,18 @@ class ActionModule(ActionBase):
                       plan_table={key: value for key, value in _plan_table.document(result_plan).items()
                                   if key != "plan"})
         return result
+
+    def _check_controller(self, errors):
+        """The controller's plays run on localhost and hand each host's steps to that host's own connection
+        (delegate_to): they must run there over the local connection. Ansible's implicit localhost has it; a
+        localhost the inventory lists itself gets the default (ssh) unless the inventory says otherwise, and every
+        controller step would then go through an ssh login to this machine."""
+        connection = str(self._play_context.connection or "")
+        if connection.rsplit(".", 1)[-1] != "local":
+            errors.add(f"the controller's steps run on localhost, which the inventory lists with the connection "
+                       f"{connection or 'of the defaults'!r}: give it ansible_connection: local, or leave localhost "
+                       "out of the inventory (Ansible's implicit localhost is local)",
+                       host="localhost", variable="ansible_connection")
 
     def _check_archive(self, variables, errors):
         """The image tarball is copied from the controller by every host: missing, the run would stop on the hosts
