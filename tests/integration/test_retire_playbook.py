@@ -1,7 +1,7 @@
 """ascend.sglang.retire through the real ansible-playbook: the operator's sglang_retire, given as -e, in the
 inventory's all: vars and as the controller's host vars (Ansible's own tagged types), reaches the plan's check and
 the retire set; a wrong one is refused before any host is contacted, with the reason. The retirement itself, on
-systemd hosts behind the real router: Molecule pd_mixed (tasks/day_two.yml)."""
+systemd hosts behind the real router: Molecule pd_mixed (tasks/retire_replica.yml)."""
 
 from __future__ import annotations
 

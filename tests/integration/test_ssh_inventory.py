@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from test_playbooks import ansible
+from test_playbooks import ROOT, ansible
 
 pytestmark = pytest.mark.ansible
 
@@ -66,6 +66,9 @@ PLAYBOOKS = {
     "monitoring": ([], ["router-0"]),
 }
 
+# The playbooks that contact no host (the plan, files written on the controller, the profile importer).
+CONTROLLER_ONLY = {"plan", "render", "kubernetes", "import_profiles"}
+
 # A task's result line of the default callback: "STATUS: [HOST]" or "STATUS: [localhost -> HOST]" (delegated),
 # for a loop item "STATUS: [...] (item=...) => {...}".
 RESULT = re.compile(r"^(ok|changed|failed|fatal): \[(?:(localhost) -> )?([^\]]+)\](.*)$")
@@ -112,6 +115,19 @@ def test_every_host_step_goes_over_the_hosts_own_connection(inventory: Path, tmp
         assert f"connect to host {HOSTS[host]} port 1: Connection refused" in out, out[-4000:]
     # No host was reported reachable: nothing answered for it.
     assert not [r for r in found if r[2] in HOSTS and not r[3] and r[1] is None], out[-4000:]
+
+
+def test_every_playbook_is_held_to_it() -> None:
+    """A new playbook is either listed above or contacts no host; the per-profile playbooks all import deploy.yml
+    (one of them is listed)."""
+    playbooks = ROOT / "playbooks"
+    profiles = {p.stem for p in (ROOT / "profiles").glob("*.yml")}
+    unlisted = sorted(p.stem for p in playbooks.glob("*.yml")
+                      if p.stem not in PLAYBOOKS and p.stem not in CONTROLLER_ONLY and p.stem not in profiles)
+    assert not unlisted, f"playbooks not run on the ssh inventory: {unlisted}"
+    for path in playbooks.glob("*.yml"):
+        if path.stem in profiles:
+            assert "import_playbook: deploy.yml" in path.read_text(encoding="utf-8"), path.name
 
 
 def test_a_listed_localhost_without_the_local_connection_is_refused(tmp_path: Path) -> None:
