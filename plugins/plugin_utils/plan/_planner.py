@@ -389,7 +389,9 @@ def _server_rank(ctx: _Deployment, role: str, inst: Instance, spec: RoleSpec, ra
     values.update(
         host=ctx.placement.own_address(host), port=spec.port, bootstrap_port=bootstrap, nnodes=inst.nnodes,
         node_rank=ctx.placement.node_rank(rank), dist_init_addr=dist_init,
-        socket_ifname=(host.nic if inst.nnodes > 1 else "lo"),
+        # The operator's NIC wherever given (SGLang's current pages name <network-interface> for single-node PD
+        # servers too); loopback for a single-node rank without one, as the documents set it on one node.
+        socket_ifname=host.nic or "lo",
         memfabric_store_url=ctx.store_url,
     )
     name = f"sglang-{role}-i{inst.index}-r{rank}"

@@ -53,6 +53,20 @@ def findings_of(exc):
     return [(f.group, f.host, f.variable) for f in exc.value.findings]
 
 
+def test_single_node_ranks_use_the_given_nic_and_lo_without_one():
+    """SGLang's current pages set HCCL_SOCKET_IFNAME/GLOO_SOCKET_IFNAME to <network-interface> on single-node PD
+    servers too: a host's sglang_nic is used whatever the instance's size; a single-node host without one gets lo, as
+    the January documents set it."""
+    inv = inventory(prefill=2, decode=2, router=1, nic=None)
+    for name, nic in (("prefill0", "enp189s0f0"), ("decode0", "ib0"), ("decode1", "ib0")):
+        inv.hosts[name] = dataclasses.replace(inv.hosts[name], nic=nic)
+    p = plan(load_profile(PD32), inv)
+    env = {s.inventory_host: (s.env["HCCL_SOCKET_IFNAME"], s.env["GLOO_SOCKET_IFNAME"])
+           for s in services(p) if s.role != "router"}
+    assert env == {"prefill0": ("enp189s0f0", "enp189s0f0"), "prefill1": ("lo", "lo"),
+                   "decode0": ("ib0", "ib0"), "decode1": ("ib0", "ib0")}
+
+
 def test_pd32_layout_ranks_ports_and_addresses():
     p = plan(load_profile(PD32), inventory(prefill=2, decode=2, router=1))
     prefill = services(p, "prefill")
@@ -66,7 +80,8 @@ def test_pd32_layout_ranks_ports_and_addresses():
     assert [flag(s.argv, "--node-rank") for s in decode] == ["0", "1"]
     assert all(flag(s.argv, "--nnodes") == "2" for s in decode)
     assert all(s.env["ASCEND_MF_STORE_URL"] == "tcp://10.1.0.1:24669" for s in prefill + decode)
-    assert all(s.env["HCCL_SOCKET_IFNAME"] == s.env["GLOO_SOCKET_IFNAME"] == "lo" for s in prefill)
+    # sglang_nic is set on every host here: single-node prefill ranks use it too.
+    assert all(s.env["HCCL_SOCKET_IFNAME"] == s.env["GLOO_SOCKET_IFNAME"] == "ens1" for s in prefill)
     assert all(s.env["HCCL_SOCKET_IFNAME"] == "ens1" for s in decode)
     assert decode[0].health_url == "http://10.2.0.1:8001/health" and decode[1].health_url is None
     router = services(p, "router")[0]
