@@ -77,6 +77,12 @@ CASES = [
      "group 'decode', host 'd2', variable 'roles.decode.nnodes': 3 hosts is not a multiple"),
     ("empty prefill group", with_(PD32, lambda c: c["groups"].pop("prefill")),
      "group 'prefill': the profile deploys prefill servers but the group is empty"),
+    ("misspelled prefill group", with_(PD32, lambda c: c["groups"].update(prefil=c["groups"].pop("prefill"))),
+     "sglang plan rejected: group 'prefil': is not a group of this collection (prefill, decode, mixed, router): its "
+     "hosts p0, p1 are planned nowhere; did you mean 'prefill'?"),
+    ("misspelled router group", with_(PD32, lambda c: c["groups"].update(routers=c["groups"].pop("router"))),
+     "sglang plan rejected: group 'routers': is not a group of this collection (prefill, decode, mixed, router): "
+     "its host r0 is planned nowhere; did you mean 'router'?"),
     ("PD without router", with_(PD32, lambda c: c["groups"].pop("router")),
      "group 'router': PD separation needs a router host"),
     ("host in two server groups", with_(PD32, lambda c: c["groups"]["decode"].update(p1={"sglang_nic": "ib0"})),

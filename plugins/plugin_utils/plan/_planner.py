@@ -276,7 +276,7 @@ def _role_specs(profile: Profile, inv: Inventory, scope: Mapping[str, str], chec
     _metrics.check_overrides(overrides, errors)
     monitoring = _metrics.settings(checked, profile.tpot_target_ms, profile.published)
     specs = {role: _apply_overrides(spec, overrides, errors) for role, spec in profile.roles.items()}
-    if profile.deploy_mode == "pd_separation" and not router_hosts:
+    if profile.deploy_mode == "pd_separation" and not router_hosts and "router" not in inv.misnamed:
         errors.add("PD separation needs a router host in front of its prefill and decode instances", group="router")
     if router_hosts and "router" not in specs:
         specs["router"] = _apply_overrides(DEFAULT_MIXED_ROUTER, overrides, errors)
