@@ -319,6 +319,16 @@ CONTRACT_CASES = [
      "host 'd0', variable 'sglang_host_ip': IPv6 address 'fd00::1' is not supported"),
     ("bracketed IPv6 address", with_(PD32, hostvar("decode", "d1", "sglang_host_ip", "[fd00::2]")),
      "host 'd1', variable 'sglang_host_ip': IPv6 address '[fd00::2]' is not supported"),
+    ("address with a port", with_(PD32, hostvar("prefill", "p0", "sglang_host_ip", "10.9.1.1:8000")),
+     "group 'prefill', host 'p0', variable 'sglang_host_ip': '10.9.1.1:8000' is an address with a port (8000): "
+     "sglang_host_ip takes an address alone (the profile sets every port); use '10.9.1.1'"),
+    ("ansible_host with a port",
+     with_(PD32, lambda c: c["groups"]["prefill"].update(p0={"ansible_host": "192.0.2.11:22"})),
+     "host 'p0', variable 'ansible_host': '192.0.2.11:22' is an address with a port (22): ansible_host takes an "
+     "address alone (ansible_port sets the port Ansible connects to); use '192.0.2.11'"),
+    ("host name with a port", with_(MIXED, hostvar("mixed", "m1", "sglang_host_ip", "node2.lab:30000")),
+     "host 'm1', variable 'sglang_host_ip': 'node2.lab:30000' is an address with a port (30000): sglang_host_ip "
+     "takes an address alone (the profile sets every port); use 'node2.lab'"),
     ("ansible_host used as the address and malformed",
      with_(PD32, lambda c: c["groups"]["prefill"].update(p0={"ansible_host": "10.9.1.1 x"})),
      "host 'p0', variable 'ansible_host': is neither an IPv4 address nor a host name"),
