@@ -111,8 +111,14 @@ CASES = [
      with_(MIXED, lambda c: c["groups"]["mixed"].update(m2={"sglang_host_ip": "10.9.3.3", "sglang_nic": "ib0"})),
      "group 'mixed', host 'm2', variable 'roles.mixed.nnodes'"),
     ("single-dash flag in an override", with_(PD32, override("decode", "args", {"-max-running-requests": 8})),
-     "variable 'sglang_overrides.decode.args.-max-running-requests': profile 'inventory': '-max-running-requests' "
-     "is not a full --flag name"),
+     "group 'decode', variable 'sglang_overrides.decode.args.-max-running-requests': the key "
+     "'-max-running-requests' is not a full --flag name: write '--max-running-requests'"),
+    ("override key without dashes", with_(PD32, override("prefill", "args", {"tp-size": 4})),
+     "group 'prefill', variable 'sglang_overrides.prefill.args.tp-size': the key 'tp-size' is not a full --flag "
+     "name: write '--tp-size'"),
+    ("override key with underscores", with_(PD32, override("prefill", "args", {"tp_size": 4})),
+     "variable 'sglang_overrides.prefill.args.tp_size': the key 'tp_size' is not a full --flag name: write "
+     "'--tp-size'"),
     ("typo'd flag in an override", with_(PD32, override("decode", "args", {"--max-runing-requests": 8})),
      "group 'decode', variable 'sglang_overrides.decode.args.--max-runing-requests': sglang 0.5.6.post2 has no "
      "option --max-runing-requests; did you mean --max-running-requests?"),

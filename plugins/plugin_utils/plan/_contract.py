@@ -463,6 +463,14 @@ def check_overrides(raw: Any, scope: Mapping[str, str], computed_env: Mapping[st
     return clean
 
 
+def _flag_hint(flag: Any) -> str:
+    """The full spelling of a flag written without its dashes or with underscores (tp-size, -tp-size, tp_size)."""
+    if not isinstance(flag, str):
+        return ""
+    name = flag.lstrip("-").replace("_", "-")
+    return f": write '--{name}'" if re.fullmatch(r"[a-z0-9][a-z0-9-]*", name) else ""
+
+
 def _override_args(raw_args: Any, role: str, key: str, errors: Collector) -> dict[str, Any]:
     """sglang_overrides.<role>.args -> {flag: value | None (removed)}, the valid entries."""
     args: dict[str, Any] = {}
@@ -474,8 +482,8 @@ def _override_args(raw_args: Any, role: str, key: str, errors: Collector) -> dic
         shown = flag if isinstance(flag, str) and len(flag) <= 80 and not CONTROL_RE.search(flag) else _shown(flag)
         where = Where(f"{key}.args.{shown}", role)
         if not isinstance(flag, str) or not re.fullmatch(r"--[a-z0-9][a-z0-9-]*", flag):
-            # Same wording as the profile loader: flags are full --names.
-            where.add(errors, f"profile 'inventory': '{shown}' is not a full --flag name")
+            # Flags are full --names, as SGLang's parsers spell them: the operator's key is named as written.
+            where.add(errors, f"the key '{shown}' is not a full --flag name{_flag_hint(flag)}")
             continue
         if SECRET_FLAG_RE.fullmatch(flag) and value is not None:
             where.add(errors, f"{flag} is a secret: give it in sglang_secrets.{role}.{flag} (written to a "
