@@ -367,6 +367,9 @@ CONTRACT_CASES = [
      "variable 'sglang_model_path': contains the control character '\\x00'"),
     ("model path of 100 kB", with_(PD32, setvar("sglang_model_path", "/" + "a" * 100000)),
      "variable 'sglang_model_path': is 100001 characters long (at most 4096)"),
+    ("model source is the model path", with_(PD32, setvar("sglang_model_source", "/data/m/")),
+     "sglang plan rejected: variable 'sglang_model_source': is '/data/m/', the same directory as sglang_model_path: "
+     "the weights would be staged onto themselves"),
     # Computed env values: set through the inventory, like computed flags.
     ("HCCL NIC overridden", with_(PD32, override("decode", "env", {"HCCL_SOCKET_IFNAME": "ib1"})),
      "variable 'sglang_overrides.decode.env.HCCL_SOCKET_IFNAME': HCCL_SOCKET_IFNAME is computed by the planner; "

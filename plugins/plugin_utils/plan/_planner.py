@@ -19,6 +19,7 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _contain
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _contract as contract
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _metrics
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _packing
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _model_sources as _sources
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _placement
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _settings
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _watchdog
@@ -215,6 +216,9 @@ def plan(profile: Profile, inv: Inventory, placement: _placement.Placement = _pl
     errors.findings.extend(inv.findings)
     check_membership(inv, profile.server_roles, errors)
     checked = _settings.check_one_values(inv.variables, errors)
+    own_source = _sources.own_source(inv.variables.get("sglang_model_source"), inv.variables.get("sglang_model_path"))
+    if own_source:
+        errors.add(own_source, variable="sglang_model_source")
     scope = _scope(profile, inv)
     specs, overrides, monitoring = _role_specs(profile, inv, scope, checked, errors)
     inv_values = _inventory_values(profile, inv, errors)
