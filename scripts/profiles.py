@@ -1,6 +1,6 @@
-"""Profile index: the profile tables of README.md (short: what to run and what to set) and of the docsite
-(docs/docsite/rst/profiles.rst: every figure and release; inventory.rst: the packing table), and one playbook per
-profile.
+"""Profile index: the profile tables of the docsite (docs/docsite/rst/profiles.rst: what to run and what to set,
+every figure and release; inventory.rst: the packing table), and one playbook per profile.  README.md links to the
+profile guide's table rather than repeating it.
 
   .venv/bin/python scripts/profiles.py table            # print the tables (markdown)
   .venv/bin/python scripts/profiles.py playbooks        # write playbooks/<profile>.yml and the tables
@@ -24,7 +24,6 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import
 )
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._releases import load_release_tables  # noqa: E402
 
-README_BEGIN, README_END = "<!-- profile-table:begin -->", "<!-- profile-table:end -->"
 TABLE_BEGIN, TABLE_END = ".. profile-table:begin", ".. profile-table:end"
 PACKING_BEGIN, PACKING_END = ".. packing-table:begin", ".. packing-table:end"
 DOCS = ROOT / "docs" / "docsite" / "rst"
@@ -101,25 +100,6 @@ def needs(p: Profile) -> list[str]:
     return [var for key, var in FROM_INVENTORY.items() if key in used]
 
 
-def readme_table() -> str:
-    """README's short table: the playbook, what it serves on what, the hosts and the variables to set."""
-    rows = [
-        "| Playbook (`playbooks/<id>.yml`) | Model | HW | Cards | Mode | Dataset | TPOT | Hosts (example inventory) | "
-        "Needs too | Source |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for p in documented():
-        mode = "PD" if p.deploy_mode == "pd_separation" else "mixed"
-        rows.append(f"| `{p.id}` | {p.model} | {p.hardware} | {p.cards} | {mode} | {p.dataset.get('name')} | "
-                    f"{p.tpot_target_ms:g} ms | {shape(p)} (`{inventory_of(p)}`) | "
-                    f"{', '.join(f'`{v}`' for v in needs(p) if v != 'sglang_model_path')} | {source(p)} |")
-    # The short names the README and the examples use, each on a row of its own naming what it stands for.
-    for alias in sorted(ALIAS_PLAYBOOK):
-        target = _read_yaml(f"{profiles_dir()}/{alias}.yml")["alias_of"]
-        rows.append(f"| `{alias}` | alias of `{target}` | | | | | | | | |")
-    return "\n".join(rows)
-
-
 def rst(markdown_table: str) -> str:
     """A markdown table of this module as an RST list-table (`code` -> ``code``, [text](url) -> `text <url>`__;
     **bold** stays)."""
@@ -137,9 +117,9 @@ def rst(markdown_table: str) -> str:
 def table() -> str:
     rows = [
         "| Playbook (`playbooks/<id>.yml`) | Model | HW | Cards | Mode | Dataset (in/out) | TPOT target | "
-        "Published TPOT / output tok/s per card | Quant | Hosts (example inventory) | SGLang / router: **target** (also) | "
-        "Source |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "Published TPOT / output tok/s per card | Quant | Hosts (example inventory) | Needs too | "
+        "SGLang / router: **target** (also) | Source |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for p in documented():
         ds = p.dataset
@@ -147,9 +127,23 @@ def table() -> str:
         rows.append(
             f"| `{p.id}` | {p.model} | {p.hardware} | {p.cards} | {mode} | {ds.get('name')} "
             f"({ds.get('input_len')}/{ds.get('output_len')}) | {p.tpot_target_ms:g} ms | {published(p)} | "
-            f"{p.quantization} | {shape(p)} (`inventories/{inventory_of(p)}`) | "
+            f"{p.quantization} | {shape(p)} (`inventories/{inventory_of(p)}`) | {needs_too(p)} | "
             f"{releases(p)} | {source(p)} |")
     return "\n".join(rows)
+
+
+def needs_too(p: Profile) -> str:
+    """The paths besides sglang_model_path the profile reads (a draft model, an expert distribution), or -."""
+    return ", ".join(f"`{v}`" for v in needs(p) if v != "sglang_model_path") or "-"
+
+
+def aliases() -> str:
+    """The short names the README and the examples use, each naming the profile it stands for (RST)."""
+    lines = []
+    for alias in sorted(ALIAS_PLAYBOOK):
+        target = _read_yaml(f"{profiles_dir()}/{alias}.yml")["alias_of"]
+        lines.append(f"``{alias}`` (``playbooks/{alias}.yml``) is an alias of ``{target}``.")
+    return "\n" + "\n".join(lines) + "\n"
 
 
 def packing_table() -> str:
@@ -203,8 +197,7 @@ def _between(text: str, begin: str, end: str, body: str) -> str:
 
 def tables() -> dict[Path, tuple[str, str, str]]:
     """File -> (begin marker, end marker, table) of every generated table."""
-    return {ROOT / "README.md": (README_BEGIN, README_END, readme_table()),
-            DOCS / "profiles.rst": (TABLE_BEGIN, TABLE_END, rst(table())),
+    return {DOCS / "profiles.rst": (TABLE_BEGIN, TABLE_END, rst(table()) + aliases()),
             DOCS / "inventory.rst": (PACKING_BEGIN, PACKING_END, rst(packing_table()))}
 
 
@@ -217,7 +210,7 @@ def with_table(path: Path, spec: tuple[str, str, str]) -> str:
 def main(argv: list[str]) -> int:
     cmd = argv[1] if len(argv) > 1 else "table"
     if cmd == "table":
-        print(readme_table(), table(), packing_table(), sep="\n\n")
+        print(table(), packing_table(), sep="\n\n")
     elif cmd == "playbooks":
         for path, text in playbooks().items():
             path.write_text(text, encoding="utf-8")

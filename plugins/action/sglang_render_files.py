@@ -21,6 +21,7 @@ from ansible_collections.ascend.sglang.plugins.module_utils.files._atomic_files 
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _watchdog
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import HostPlan, Plan, typed_plan
 from ansible_collections.ascend.sglang.plugins.plugin_utils.targets import _monitoring
+from ansible_collections.ascend.sglang.plugins.plugin_utils.report import _written_files
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._output_dir import ForeignFiles, refuse_foreign
 from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._rollout import (
     file_changes, host_facts, host_queries, restart_reason, stale_watchdogs)
@@ -212,10 +213,12 @@ class ActionModule(ActionBase):
         except OSError as exc:
             raise AnsibleActionFail(f"writing the render directory failed: {exc}") from None
         self._report(result, specs_all, paths, placed)
-        # One line per host and file would swamp the output of a large fleet: counts only.
+        # One line per host and file would swamp the output of a large fleet: counts, and one line per directory
+        # naming its files (render.yml shows them).
         result["files"] = len(files)
         result["files_changed"] = sum(1 for f in placed["files"] if f["changed"])
         result["msg"] = f"{len(plan.hosts)} hosts, {result['files']} files, {result['files_changed']} changed"
+        result["written"] = _written_files.lines(base, paths, {f["path"]: bool(f["changed"]) for f in placed["files"]})
         return result
 
     @staticmethod

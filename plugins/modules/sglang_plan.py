@@ -90,7 +90,8 @@ notes:
     fires after 10m (default: 3 x the profile's published mean TTFT, else 30)."
   - "C(sglang_host_ip) (host; str; default -): Address the host's services bind and its peers dial (default
     ansible_host)."
-  - "C(sglang_nic) (host; str; default -): Interface of HCCL/GLOO (every rank of a multi-node instance)."
+  - "C(sglang_nic) (host; str; default -): Interface of HCCL/GLOO (HCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME): required
+    on every rank of a multi-node instance; on a single-node instance used where given, lo where not."
   - "C(sglang_hardware) (host; str; default -): A2 or A3: checked against the profile."
   - "C(sglang_instances_per_host) (host; raw; default 1): Replicas of a single-node PD-mixed instance on the host,
     each on its own NPUs (--base-gpu-id) and ports: a number (1..16) or max, as many as the host's NPUs hold (the

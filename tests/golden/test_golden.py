@@ -47,11 +47,14 @@ def golden_inventory(lay: Layout, server_vars: dict | None = None,
     groups: dict[str, list[str]] = {"prefill": [], "decode": [], "mixed": [], "router": []}
     hostvars: dict[str, dict[str, str]] = {}
     for role in ("prefill", "decode", "mixed"):
+        # The documents set lo on a single node and the host's NIC across nodes: an operator who gives no
+        # sglang_nic on a single-node host gets lo; one given is used (test_planner.py).
+        nic = {"sglang_nic": lay.nic} if getattr(lay, f"{role}_nnodes") > 1 else {}
         for i, address in enumerate(getattr(lay, role)):
             name = f"{role}{i}"
             groups[role].append(name)
             hostvars[name] = {"ansible_host": f"192.0.2.{len(hostvars) + 1}", "sglang_host_ip": address,
-                              "sglang_nic": lay.nic, **(server_vars or {})}
+                              **nic, **(server_vars or {})}
     if lay.router:
         groups["router"].append("router0")
         hostvars["router0"] = {"sglang_host_ip": lay.router}

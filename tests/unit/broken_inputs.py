@@ -77,6 +77,12 @@ CASES = [
      "group 'decode', host 'd2', variable 'roles.decode.nnodes': 3 hosts is not a multiple"),
     ("empty prefill group", with_(PD32, lambda c: c["groups"].pop("prefill")),
      "group 'prefill': the profile deploys prefill servers but the group is empty"),
+    ("misspelled prefill group", with_(PD32, lambda c: c["groups"].update(prefil=c["groups"].pop("prefill"))),
+     "sglang plan rejected: group 'prefil': is not a group of this collection (prefill, decode, mixed, router): its "
+     "hosts p0, p1 are planned nowhere; did you mean 'prefill'?"),
+    ("misspelled router group", with_(PD32, lambda c: c["groups"].update(routers=c["groups"].pop("router"))),
+     "sglang plan rejected: group 'routers': is not a group of this collection (prefill, decode, mixed, router): "
+     "its host r0 is planned nowhere; did you mean 'router'?"),
     ("PD without router", with_(PD32, lambda c: c["groups"].pop("router")),
      "group 'router': PD separation needs a router host"),
     ("host in two server groups", with_(PD32, lambda c: c["groups"]["decode"].update(p1={"sglang_nic": "ib0"})),
@@ -105,8 +111,14 @@ CASES = [
      with_(MIXED, lambda c: c["groups"]["mixed"].update(m2={"sglang_host_ip": "10.9.3.3", "sglang_nic": "ib0"})),
      "group 'mixed', host 'm2', variable 'roles.mixed.nnodes'"),
     ("single-dash flag in an override", with_(PD32, override("decode", "args", {"-max-running-requests": 8})),
-     "variable 'sglang_overrides.decode.args.-max-running-requests': profile 'inventory': '-max-running-requests' "
-     "is not a full --flag name"),
+     "group 'decode', variable 'sglang_overrides.decode.args.-max-running-requests': the key "
+     "'-max-running-requests' is not a full --flag name: write '--max-running-requests'"),
+    ("override key without dashes", with_(PD32, override("prefill", "args", {"tp-size": 4})),
+     "group 'prefill', variable 'sglang_overrides.prefill.args.tp-size': the key 'tp-size' is not a full --flag "
+     "name: write '--tp-size'"),
+    ("override key with underscores", with_(PD32, override("prefill", "args", {"tp_size": 4})),
+     "variable 'sglang_overrides.prefill.args.tp_size': the key 'tp_size' is not a full --flag name: write "
+     "'--tp-size'"),
     ("typo'd flag in an override", with_(PD32, override("decode", "args", {"--max-runing-requests": 8})),
      "group 'decode', variable 'sglang_overrides.decode.args.--max-runing-requests': sglang 0.5.6.post2 has no "
      "option --max-runing-requests; did you mean --max-running-requests?"),
@@ -313,6 +325,16 @@ CONTRACT_CASES = [
      "host 'd0', variable 'sglang_host_ip': IPv6 address 'fd00::1' is not supported"),
     ("bracketed IPv6 address", with_(PD32, hostvar("decode", "d1", "sglang_host_ip", "[fd00::2]")),
      "host 'd1', variable 'sglang_host_ip': IPv6 address '[fd00::2]' is not supported"),
+    ("address with a port", with_(PD32, hostvar("prefill", "p0", "sglang_host_ip", "10.9.1.1:8000")),
+     "group 'prefill', host 'p0', variable 'sglang_host_ip': '10.9.1.1:8000' is an address with a port (8000): "
+     "sglang_host_ip takes an address alone (the profile sets every port); use '10.9.1.1'"),
+    ("ansible_host with a port",
+     with_(PD32, lambda c: c["groups"]["prefill"].update(p0={"ansible_host": "192.0.2.11:22"})),
+     "host 'p0', variable 'ansible_host': '192.0.2.11:22' is an address with a port (22): ansible_host takes an "
+     "address alone (ansible_port sets the port Ansible connects to); use '192.0.2.11'"),
+    ("host name with a port", with_(MIXED, hostvar("mixed", "m1", "sglang_host_ip", "node2.lab:30000")),
+     "host 'm1', variable 'sglang_host_ip': 'node2.lab:30000' is an address with a port (30000): sglang_host_ip "
+     "takes an address alone (the profile sets every port); use 'node2.lab'"),
     ("ansible_host used as the address and malformed",
      with_(PD32, lambda c: c["groups"]["prefill"].update(p0={"ansible_host": "10.9.1.1 x"})),
      "host 'p0', variable 'ansible_host': is neither an IPv4 address nor a host name"),
@@ -345,6 +367,9 @@ CONTRACT_CASES = [
      "variable 'sglang_model_path': contains the control character '\\x00'"),
     ("model path of 100 kB", with_(PD32, setvar("sglang_model_path", "/" + "a" * 100000)),
      "variable 'sglang_model_path': is 100001 characters long (at most 4096)"),
+    ("model source is the model path", with_(PD32, setvar("sglang_model_source", "/data/m/")),
+     "sglang plan rejected: variable 'sglang_model_source': is '/data/m/', the same directory as sglang_model_path: "
+     "the weights would be staged onto themselves"),
     # Computed env values: set through the inventory, like computed flags.
     ("HCCL NIC overridden", with_(PD32, override("decode", "env", {"HCCL_SOCKET_IFNAME": "ib1"})),
      "variable 'sglang_overrides.decode.env.HCCL_SOCKET_IFNAME': HCCL_SOCKET_IFNAME is computed by the planner; "

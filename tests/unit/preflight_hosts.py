@@ -31,7 +31,7 @@ def healthy(host_plan, ctx, fixture="a3_ascend910_x8x2_healthy.txt"):
     for svc in services:
         for var in ("HCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME"):
             nic = svc["env"].get(var)
-            if nic and svc["nnodes"] > 1:
+            if nic and (svc["nnodes"] > 1 or nic != "lo"):
                 nics.setdefault(nic, []).append(svc["host"])
     own = services[0]["host"]
     return {

@@ -1,6 +1,6 @@
 # Copyright: ascend.sglang contributors
 # Apache License 2.0
-"""The host checks of the host network the services use: the NIC of a multi-node instance carrying the host's
+"""The host checks of the host network the services use: the NIC of HCCL/GLOO (sglang_nic) carrying the host's
 address, the planned ports free (or held by the deployment itself), and the endpoints of other hosts a service
 dials at start reachable and routed from the planned address.
 
@@ -14,14 +14,14 @@ from typing import Any, Mapping
 
 from ansible_collections.ascend.sglang.plugins.module_utils.checks._findings import FAIL, OK, WARN, Context, Findings
 from ansible_collections.ascend.sglang.plugins.module_utils.checks._preflight_inputs import (
-    multi_node_nics, owner_is_ours, peer_targets, services, unit_state,
+    socket_nics, owner_is_ours, peer_targets, services, unit_state,
 )
 
 
 def check_nics(out: Findings, host_plan: Mapping[str, Any], observed: Mapping[str, Any]) -> None:
     nics = observed.get("nics")
     for svc in services(host_plan):
-        pairs = multi_node_nics(svc)
+        pairs = socket_nics(svc)
         if not pairs:
             continue
         name = str(svc.get("name"))

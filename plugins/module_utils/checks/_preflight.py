@@ -34,7 +34,7 @@ from ansible_collections.ascend.sglang.plugins.module_utils.checks._findings imp
 from ansible_collections.ascend.sglang.plugins.module_utils.checks._network_checks import check_nics, check_peers, check_ports
 from ansible_collections.ascend.sglang.plugins.module_utils.checks._npu_checks import check_npu
 from ansible_collections.ascend.sglang.plugins.module_utils.checks._preflight_inputs import (
-    container, container_requirements, fabric_devices, in_scope, is_server_host, model_paths, multi_node_nics,
+    container, container_requirements, fabric_devices, in_scope, is_server_host, model_paths, socket_nics,
     peer_targets, runtime, server_devices, services, weight_dirs,
 )
 from ansible_collections.ascend.sglang.plugins.module_utils.checks._software_checks import (
@@ -72,7 +72,7 @@ def requirements(host_plan: Mapping[str, Any], ctx: Context) -> dict[str, Any]:
         units.append(str(svc.get("name")))
         for path, kind, _unused in model_paths(svc):
             paths[path] = kind
-        for _unused, nic in multi_node_nics(svc):
+        for _unused, nic in socket_nics(svc):
             nics.add(nic)
         ports.extend(int(p) for p in (svc.get("listens") or {}).values())
         for address, port, _unused in peer_targets(svc):

@@ -117,14 +117,15 @@ def is_server_host(host_plan: Mapping[str, Any]) -> bool:
     return any(s.get("role") in SERVER_ROLES for s in services(host_plan))
 
 
-def multi_node_nics(svc: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """(variable, NIC) of a multi-node service: HCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME."""
-    if int(svc.get("nnodes") or 1) <= 1:
-        return []
+def socket_nics(svc: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(variable, NIC) of a service's HCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME: the host's sglang_nic, on a multi-node
+    rank and on a single-node one that was given one; a single-node rank's lo (no sglang_nic) carries no address of
+    the host and is not checked."""
+    multi_node = int(svc.get("nnodes") or 1) > 1
     env = svc.get("env") or {}
     out = []
     for var in ("HCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME"):
-        if env.get(var):
+        if env.get(var) and (multi_node or str(env[var]) != "lo"):
             out.append((var, str(env[var])))
     return out
 

@@ -255,15 +255,15 @@ def _server_env(launch: Launch, at: _Where, lay: Layout, script: _Script, store:
         where = script.line_setting(key, value, lay)
         if key.endswith("SOCKET_IFNAME"):
             expected = "lo" if at.nnodes == 1 else lay.nic
-            # The current pages ask for the host NIC (<network-interface>) on one-node instances too: all ranks
-            # of such an instance are on one host, and the planner binds them to lo, as the January documents'
-            # one-node scripts did. A concrete other value is still refused.
+            # The current pages ask for the host NIC (<network-interface>) on one-node instances too: the planner
+            # fills {socket_ifname} with the host's sglang_nic where the inventory gives one, else lo, as the
+            # January documents' one-node scripts did. A concrete other value is still refused.
             if value != expected and not (at.nnodes == 1 and value == lay.nic):
                 shown = "the document's NIC placeholder" if value == lay.nic else value
                 raise ImportRefusal(
                     f"{where}: {key} is {shown} on a {at.nnodes}-node {at.role} instance: the planner binds HCCL/GLOO "
-                    f"to {'lo on a single node' if at.nnodes == 1 else 'the host NIC (sglang_nic)'}; record a "
-                    "deviation if the document means it")
+                    f"to the host NIC (sglang_nic{', else lo' if at.nnodes == 1 else ''}); record a deviation if "
+                    "the document means it")
             env[key] = "{socket_ifname}"
             continue
         if key == "ASCEND_MF_STORE_URL":

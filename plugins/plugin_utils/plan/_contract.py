@@ -221,6 +221,14 @@ def address(value: Any, errors: Collector, where: Where) -> str | None:
         parsed = ipaddress.ip_address(addr)
     except ValueError:
         parsed = None
+    with_port = _address_with_port(addr) if parsed is None else None
+    if with_port is not None:
+        host, port = with_port
+        ports = ("ansible_port sets the port Ansible connects to" if where.variable == "ansible_host"
+                 else "the profile sets every port")
+        where.add(errors, f"{_shown(addr)} is an address with a port ({port}): {where.variable} takes "
+                          f"an address alone ({ports}); use {_shown(host)}")
+        return None
     if isinstance(parsed, ipaddress.IPv6Address) or (parsed is None and ":" in addr):
         where.add(errors, f"IPv6 address {_shown(addr)} is not supported: SGLang's --dist-init-addr and the "
                           "MemFabric store URL take host:port; use the host's IPv4 address or a DNS name")
@@ -229,6 +237,20 @@ def address(value: Any, errors: Collector, where: Where) -> str | None:
         where.add(errors, f"is neither an IPv4 address nor a host name: {_shown(addr)}")
         return None
     return addr
+
+
+def _address_with_port(addr: str) -> tuple[str, str] | None:
+    """(address, port) of an IPv4 address or a host name with a port (``198.51.100.11:8000``, ``node1:8000``); None
+    for anything else (an IPv6 address, bracketed with a port or not, is refused as IPv6)."""
+    head, sep, port = addr.rpartition(":")
+    if not sep or not port.isdigit() or ":" in head or head.startswith("["):
+        return None
+    try:
+        ipaddress.IPv4Address(head)
+    except ValueError:
+        if not _hostname_ok(head):
+            return None
+    return head, port
 
 
 def address_key(addr: str) -> str:
@@ -441,6 +463,14 @@ def check_overrides(raw: Any, scope: Mapping[str, str], computed_env: Mapping[st
     return clean
 
 
+def _flag_hint(flag: Any) -> str:
+    """The full spelling of a flag written without its dashes or with underscores (tp-size, -tp-size, tp_size)."""
+    if not isinstance(flag, str):
+        return ""
+    name = flag.lstrip("-").replace("_", "-")
+    return f": write '--{name}'" if re.fullmatch(r"[a-z0-9][a-z0-9-]*", name) else ""
+
+
 def _override_args(raw_args: Any, role: str, key: str, errors: Collector) -> dict[str, Any]:
     """sglang_overrides.<role>.args -> {flag: value | None (removed)}, the valid entries."""
     args: dict[str, Any] = {}
@@ -452,8 +482,8 @@ def _override_args(raw_args: Any, role: str, key: str, errors: Collector) -> dic
         shown = flag if isinstance(flag, str) and len(flag) <= 80 and not CONTROL_RE.search(flag) else _shown(flag)
         where = Where(f"{key}.args.{shown}", role)
         if not isinstance(flag, str) or not re.fullmatch(r"--[a-z0-9][a-z0-9-]*", flag):
-            # Same wording as the profile loader: flags are full --names.
-            where.add(errors, f"profile 'inventory': '{shown}' is not a full --flag name")
+            # Flags are full --names, as SGLang's parsers spell them: the operator's key is named as written.
+            where.add(errors, f"the key '{shown}' is not a full --flag name{_flag_hint(flag)}")
             continue
         if SECRET_FLAG_RE.fullmatch(flag) and value is not None:
             where.add(errors, f"{flag} is a secret: give it in sglang_secrets.{role}.{flag} (written to a "

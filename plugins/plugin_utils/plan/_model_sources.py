@@ -62,3 +62,15 @@ def problems(value: Any) -> list[str]:
         elif path is not None and kind(source) == "shared" and source.rstrip("/") == str(path).rstrip("/"):
             out.append(f"{path} is its own source")
     return out
+
+
+def own_source(value: Any, model_path: Any) -> str | None:
+    """What is wrong with a single source that is sglang_model_path itself (the directory staged onto itself), as a
+    finding of sglang_model_source; None otherwise (the mapping form is checked by ``problems``)."""
+    if not (isinstance(value, str) and isinstance(model_path, str) and kind(value) == "shared"):
+        return None
+    if (value.rstrip("/") or "/") != (model_path.rstrip("/") or "/"):
+        return None
+    return (f"is {value!r}, the same directory as sglang_model_path: the weights would be staged onto themselves; "
+            "set sglang_model_source to where they come from (a directory every host mounts, host:/path or "
+            "rsync://host/module/path), or leave it unset when every server host already holds them")

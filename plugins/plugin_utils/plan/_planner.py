@@ -19,6 +19,7 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _contain
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _contract as contract
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _metrics
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _packing
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _model_sources as _sources
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _placement
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _settings
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _watchdog
@@ -215,6 +216,9 @@ def plan(profile: Profile, inv: Inventory, placement: _placement.Placement = _pl
     errors.findings.extend(inv.findings)
     check_membership(inv, profile.server_roles, errors)
     checked = _settings.check_one_values(inv.variables, errors)
+    own_source = _sources.own_source(inv.variables.get("sglang_model_source"), inv.variables.get("sglang_model_path"))
+    if own_source:
+        errors.add(own_source, variable="sglang_model_source")
     scope = _scope(profile, inv)
     specs, overrides, monitoring = _role_specs(profile, inv, scope, checked, errors)
     inv_values = _inventory_values(profile, inv, errors)
@@ -276,7 +280,7 @@ def _role_specs(profile: Profile, inv: Inventory, scope: Mapping[str, str], chec
     _metrics.check_overrides(overrides, errors)
     monitoring = _metrics.settings(checked, profile.tpot_target_ms, profile.published)
     specs = {role: _apply_overrides(spec, overrides, errors) for role, spec in profile.roles.items()}
-    if profile.deploy_mode == "pd_separation" and not router_hosts:
+    if profile.deploy_mode == "pd_separation" and not router_hosts and "router" not in inv.misnamed:
         errors.add("PD separation needs a router host in front of its prefill and decode instances", group="router")
     if router_hosts and "router" not in specs:
         specs["router"] = _apply_overrides(DEFAULT_MIXED_ROUTER, overrides, errors)
@@ -389,7 +393,9 @@ def _server_rank(ctx: _Deployment, role: str, inst: Instance, spec: RoleSpec, ra
     values.update(
         host=ctx.placement.own_address(host), port=spec.port, bootstrap_port=bootstrap, nnodes=inst.nnodes,
         node_rank=ctx.placement.node_rank(rank), dist_init_addr=dist_init,
-        socket_ifname=(host.nic if inst.nnodes > 1 else "lo"),
+        # The operator's NIC wherever given (SGLang's current pages name <network-interface> for single-node PD
+        # servers too); loopback for a single-node rank without one, as the documents set it on one node.
+        socket_ifname=host.nic or "lo",
         memfabric_store_url=ctx.store_url,
     )
     name = f"sglang-{role}-i{inst.index}-r{rank}"

@@ -15,6 +15,7 @@ import dataclasses
 from typing import Any, Mapping
 
 from ansible_collections.ascend.sglang.plugins.module_utils.checks import _checks
+from ansible_collections.ascend.sglang.plugins.plugin_utils.core._serialize import plain
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _container
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _watchdog
 
@@ -192,7 +193,9 @@ def typed_plan(value: Any) -> Plan:
     if not isinstance(value, Mapping) or not isinstance(value.get("hosts"), Mapping):
         raise ValueError(f"plan: the deployment plan (sglang_plan), got {type(value).__name__}")
     try:
-        return Plan.from_dict(value)
+        # Plain Python first: a filter is given Ansible's lazy containers, and copying one copies its templar, whose
+        # plugin loaders ansible-core 2.21 warns about on every run (deprecated instantiation with aliases).
+        return Plan.from_dict(plain(value))
     except (TypeError, KeyError, AttributeError) as exc:
         raise ValueError(f"plan: not a plan of this collection ({exc}): run playbooks/plan.yml again") from None
 

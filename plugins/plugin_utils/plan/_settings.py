@@ -396,7 +396,8 @@ TABLE: tuple[Setting, ...] = (
     # ---- each host ------------------------------------------------------------------------------------------
     S("sglang_host_ip", HOST, "Address the host's services bind and its peers dial (default ansible_host).",
       c.address),
-    S("sglang_nic", HOST, "Interface of HCCL/GLOO (every rank of a multi-node instance).", c.nic),
+    S("sglang_nic", HOST, "Interface of HCCL/GLOO (HCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME): required on every rank of "
+      "a multi-node instance; on a single-node instance used where given, lo where not.", c.nic),
     S("sglang_hardware", HOST, "A2 or A3: checked against the profile.", c.hardware),
     S("sglang_instances_per_host", HOST, "Replicas of a single-node PD-mixed instance on the host, each on its own "
       "NPUs (--base-gpu-id) and ports: a number (1..16) or max, as many as the host's NPUs hold (the planner "

@@ -10,6 +10,7 @@ nnodes consecutive hosts each.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import ipaddress
 from typing import Any, Mapping
 
@@ -49,6 +50,9 @@ class Inventory:
     findings: tuple[Finding, ...] = ()
     # The hosts of MONITORING_GROUP -> their sglang_monitoring_host_dir, checked (playbooks/monitoring.yml).
     monitoring_dirs: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    # A role group -> the operator's group whose name resembles it and whose hosts are planned nowhere (prefil):
+    # refused naming that group, so the role's own group is not also called empty.
+    misnamed: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -123,8 +127,41 @@ def build_inventory(groups: Mapping[str, Any], hostvars: Mapping[str, Mapping[st
             if name not in hosts:
                 hosts[name] = host_facts(name, hostvars.get(name) or {}, errors, role)
     dirs = monitoring_dirs(groups, hostvars, errors)
+    monitoring = groups.get(MONITORING_GROUP)
+    planned = set(hosts) | (set(monitoring) if isinstance(monitoring, (list, tuple)) else set())
+    misnamed = misnamed_groups(groups, planned, errors)
     return Inventory(groups=wanted, hosts=hosts, variables=dict(variables), findings=tuple(errors.findings),
-                     monitoring_dirs=dirs)
+                     monitoring_dirs=dirs, misnamed=misnamed)
+
+
+# Groups that are never a misspelled role group: Ansible's own and the collection's monitoring group.
+OWN_GROUPS = frozenset({"all", "ungrouped", MONITORING_GROUP})
+# How close a group's name must be to a role group's to be taken for a misspelling of it: difflib's ratio on lower
+# case, and at most two characters longer or shorter.  prefil, decod, mix, Mixed, decoder, routers are; an operator's
+# own groups (sglang_monitoring, gpu_nodes, models, prefill_a3, mixed_a2) are not.
+MISSPELLING_CUTOFF = 0.75
+MISSPELLING_LENGTH = 2
+
+
+def misnamed_groups(groups: Mapping[str, Any], planned: set[str], errors: Collector) -> dict[str, str]:
+    """Refuses each group of the inventory whose name resembles a role group's and whose hosts the plan places
+    nowhere (an operator's typo: its hosts would silently not be deployed); returns role -> that group.  The
+    operator's other groups are theirs: not read."""
+    found: dict[str, str] = {}
+    for name in sorted(g for g in groups if isinstance(g, str) and g not in ROLES and g not in OWN_GROUPS):
+        close = [role for role in difflib.get_close_matches(name.lower(), ROLES, n=1, cutoff=MISSPELLING_CUTOFF)
+                 if abs(len(role) - len(name)) <= MISSPELLING_LENGTH]
+        members = groups.get(name)
+        if not close or isinstance(members, str) or not isinstance(members, (list, tuple)):
+            continue
+        stray = [m for m in members if isinstance(m, str) and m not in planned]
+        if not stray:
+            continue  # an operator's group of hosts the plan places anyway (a parent or child of a role group)
+        hosts = f"its host {stray[0]} is" if len(stray) == 1 else f"its hosts {', '.join(stray)} are"
+        errors.add(f"is not a group of this collection ({', '.join(ROLES)}): {hosts} planned nowhere; "
+                   f"did you mean '{close[0]}'?", group=name)
+        found.setdefault(close[0], name)
+    return found
 
 
 def monitoring_dirs(groups: Mapping[str, Any], hostvars: Mapping[str, Mapping[str, Any]], errors: Collector
@@ -149,7 +186,7 @@ def check_membership(inv: Inventory, server_roles: tuple[str, ...], errors: Coll
     """Group shape independent of the profile's sizes: empty / foreign / shared hosts."""
     for role in SERVER_ROLES:
         members = inv.groups[role]
-        if role in server_roles and not members:
+        if role in server_roles and not members and role not in inv.misnamed:
             errors.add(f"the profile deploys {role} servers but the group is empty", group=role)
         if role not in server_roles and members:
             errors.add(f"the profile has no {role} servers; remove hosts {', '.join(members)} from the group "

@@ -36,7 +36,8 @@ def test_requirements_probe_rank0_endpoints_only_from_peers(pd32):
     assert {(t["address"], t["port"]) for t in decode0["probes"]} == {("10.0.1.1", 24669)}
     assert prefill0["probes"] == []  # the store is its own
     assert set(prefill0["ports"]) == {8000, 8998, 24669}
-    assert decode1["nics"] == ["ens1"] and prefill0["nics"] == []
+    # make_plan gives every host sglang_nic: the single-node prefill rank runs HCCL/GLOO on it too.
+    assert decode1["nics"] == ["ens1"] and prefill0["nics"] == ["ens1"]
     assert "/models/m/quant_model_description.json" in prefill0["paths"]
     router = requirements(p["hosts"]["router0"], ctx)
     assert router["npu"] is False and [r["package"] for r in router["runtimes"]] == ["sglang-router"]

@@ -29,7 +29,8 @@ def test_addresses_accepted(value):
 @pytest.mark.parametrize("value, why", [
     ("", "blank"), (" ", "blank"), ("10.9.3.1 ", "neither"), ("10.9.3.1 --evil", "neither"), ("h;touch x", "neither"),
     ("10.0.0.256", "neither"), ("010.0.0.1", "neither"), ("fd00::1", "IPv6"), ("[fd00::1]", "IPv6"),
-    ("::ffff:10.0.0.1", "IPv6"), ("10.0.0.1:80", "IPv6"), ("a..b", "neither"), ("-a.b", "neither"),
+    ("::ffff:10.0.0.1", "IPv6"), ("10.0.0.1:80", "with a port (80)"), ("node1:8000", "with a port (8000)"),
+    ("[fd00::1]:80", "IPv6"), ("a..b", "neither"), ("-a.b", "neither"),
     ("a\nb", "control"), ("a\x00b", "control"), (["10.0.0.1"], "got a list"), (True, "got a boolean"),
     (10, "got an integer"), ("a" * 300, "neither"), ("h\u00f6st", "neither"),
 ])

@@ -158,7 +158,8 @@ def test_imported_profile_plans_the_documented_commands(tmp_path: Path) -> None:
     (tmp_path / f"{pd.id}.yml").write_text(_import_output.render(pd, "000_demo.txt"), encoding="utf-8")
     profile = _profile.load_profile(pd.id, str(tmp_path))
     groups = {"prefill": ["p0", "p1"], "decode": ["d0", "d1"], "mixed": [], "router": ["r0"]}
-    hostvars = {name: {"sglang_host_ip": f"192.0.2.{i + 1}", "sglang_nic": "eth9"}
+    # sglang_nic on the 2-node decode instance only: the single-node prefill ranks get lo, as the document sets it.
+    hostvars = {name: {"sglang_host_ip": f"192.0.2.{i + 1}", **({"sglang_nic": "eth9"} if name[0] == "d" else {})}
                 for i, name in enumerate(["p0", "p1", "d0", "d1", "r0"])}
     variables = {"sglang_model_path": "/m", "sglang_metrics": False}
     plan = _planner.plan(profile, _topology.build_inventory(groups, hostvars, variables))

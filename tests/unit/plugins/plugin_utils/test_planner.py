@@ -53,6 +53,20 @@ def findings_of(exc):
     return [(f.group, f.host, f.variable) for f in exc.value.findings]
 
 
+def test_single_node_ranks_use_the_given_nic_and_lo_without_one():
+    """SGLang's current pages set HCCL_SOCKET_IFNAME/GLOO_SOCKET_IFNAME to <network-interface> on single-node PD
+    servers too: a host's sglang_nic is used whatever the instance's size; a single-node host without one gets lo, as
+    the January documents set it."""
+    inv = inventory(prefill=2, decode=2, router=1, nic=None)
+    for name, nic in (("prefill0", "enp189s0f0"), ("decode0", "ib0"), ("decode1", "ib0")):
+        inv.hosts[name] = dataclasses.replace(inv.hosts[name], nic=nic)
+    p = plan(load_profile(PD32), inv)
+    env = {s.inventory_host: (s.env["HCCL_SOCKET_IFNAME"], s.env["GLOO_SOCKET_IFNAME"])
+           for s in services(p) if s.role != "router"}
+    assert env == {"prefill0": ("enp189s0f0", "enp189s0f0"), "prefill1": ("lo", "lo"),
+                   "decode0": ("ib0", "ib0"), "decode1": ("ib0", "ib0")}
+
+
 def test_pd32_layout_ranks_ports_and_addresses():
     p = plan(load_profile(PD32), inventory(prefill=2, decode=2, router=1))
     prefill = services(p, "prefill")
@@ -66,7 +80,8 @@ def test_pd32_layout_ranks_ports_and_addresses():
     assert [flag(s.argv, "--node-rank") for s in decode] == ["0", "1"]
     assert all(flag(s.argv, "--nnodes") == "2" for s in decode)
     assert all(s.env["ASCEND_MF_STORE_URL"] == "tcp://10.1.0.1:24669" for s in prefill + decode)
-    assert all(s.env["HCCL_SOCKET_IFNAME"] == s.env["GLOO_SOCKET_IFNAME"] == "lo" for s in prefill)
+    # sglang_nic is set on every host here: single-node prefill ranks use it too.
+    assert all(s.env["HCCL_SOCKET_IFNAME"] == s.env["GLOO_SOCKET_IFNAME"] == "ens1" for s in prefill)
     assert all(s.env["HCCL_SOCKET_IFNAME"] == "ens1" for s in decode)
     assert decode[0].health_url == "http://10.2.0.1:8001/health" and decode[1].health_url is None
     router = services(p, "router")[0]
@@ -172,6 +187,38 @@ def test_host_in_two_groups_and_duplicate_addresses_are_rejected():
     with pytest.raises(PlanError) as exc:
         plan(load_profile(PD32), inv)
     assert ("decode", "prefill1", None) in findings_of(exc)
+
+
+def _with_groups(extra: dict) -> dict:
+    """PD32's groups (as Ansible gives them: a group lists every host of its children) with the operator's others."""
+    return {"prefill": ["p0", "p1"], "decode": ["d0", "d1"], "router": ["r0"], **extra}
+
+
+def _pd32_hostvars(*spare: str) -> dict:
+    return {name: {"sglang_host_ip": f"10.0.0.{i + 1}", "sglang_nic": "ens1"}
+            for i, name in enumerate(["p0", "p1", "d0", "d1", "r0", *spare])}
+
+
+def test_a_misspelled_role_group_is_named_with_its_hosts():
+    groups = {"prefil": ["p0", "p1"], "decode": ["d0", "d1"], "router": ["r0"],
+              "all": ["p0", "p1", "d0", "d1", "r0"], "ungrouped": []}
+    with pytest.raises(PlanError) as exc:
+        plan(load_profile(PD32), build_inventory(groups, _pd32_hostvars(), {"sglang_model_path": "/m"}))
+    # One finding: the prefill group is not also called empty.
+    assert [str(f) for f in exc.value.findings] == [
+        "group 'prefil': is not a group of this collection (prefill, decode, mixed, router): its hosts p0, p1 are "
+        "planned nowhere; did you mean 'prefill'?"]
+
+
+@pytest.mark.parametrize("extra", [
+    {"all": ["p0", "p1", "d0", "d1", "r0", "mon0", "spare0"], "ungrouped": ["spare0"], "sglang_monitoring": ["mon0"]},
+    {"site_dc1": ["p0", "d0"], "gpu_nodes": ["spare0"], "models": ["spare0"]},  # the operator's own groups
+    {"prefill_a3": ["spare0"], "mixed_a2": ["spare0"]},                           # not one typo away from a role
+    {"decoder": ["d0", "d1"], "Prefill": ["p0"]},                                 # close, but hosts planned anyway
+])
+def test_other_groups_of_the_operator_are_not_refused(extra):
+    inv = build_inventory(_with_groups(extra), _pd32_hostvars("mon0", "spare0"), {"sglang_model_path": "/m"})
+    assert plan(load_profile(PD32), inv).hosts.keys() == {"p0", "p1", "d0", "d1", "r0"}
 
 
 def test_pd_profile_needs_router_and_no_mixed_hosts():

@@ -52,6 +52,20 @@ def test_a_mapping_names_each_directory_and_a_string_the_model_path():
 
 # ---- what a host lacks -------------------------------------------------------------------------------------
 
+@pytest.mark.parametrize("source, path, refused", [
+    ("/data/models/R1", "/data/models/R1", True), ("/data/models/R1/", "/data/models/R1", True),
+    ("/data/models/R1", "/data/models/R1//", True), ("/export/models/R1", "/data/models/R1", False),
+    ("weights01:/data/models/R1", "/data/models/R1", False),  # the same path on another host: a real source
+    ({"/data/models/R1": "/export/R1"}, "/data/models/R1", False),  # the mapping form: problems() checks it
+    (None, "/data/models/R1", False), ("/data/models/R1", None, False),
+])
+def test_a_single_source_that_is_the_model_path_is_refused_naming_both(source, path, refused):
+    found = sources.own_source(source, path)
+    assert bool(found) == refused
+    if refused:
+        assert "sglang_model_path" in found and "staged onto themselves" in found
+
+
 def test_a_host_lacks_what_it_has_not_or_with_another_size_or_mtime():
     local = {"config.json": [3, 100], "model-00001.safetensors": [999, 100], "model-00002.safetensors": [2000, 101]}
     assert lacking(SRC, local, False) == ["model-00001.safetensors", "model-00002.safetensors"]
