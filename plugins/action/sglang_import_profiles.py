@@ -36,14 +36,18 @@ class ActionModule(ActionBase):
         dest = os.path.abspath(os.path.expanduser(str(args["dest"])))
         try:
             with open(source, encoding="utf-8") as handle:
-                text = handle.read()
+                text = handle.read(_import_profile.MAX_CHARACTERS + 1)
         except (OSError, UnicodeDecodeError) as exc:
             raise AnsibleActionFail(f"variable 'sglang_import_source': cannot read '{source}': {exc}") from None
+        if len(text) > _import_profile.MAX_CHARACTERS:
+            raise AnsibleActionFail(f"variable 'sglang_import_source': '{source}' is longer than the "
+                                    f"{_import_profile.MAX_CHARACTERS} characters a best-practice document may have")
         collection = _import_profile.collection_profiles()
         # The collection's recorded deviations and figure corrections are the importer's only fixes; without
         # them (curate: false) every section that needs one is refused naming its line.
         curations = _import_profile.curations_by_section(collection) if args.get("curate", True) else {}
         try:
+            _import_output.check_directory(dest, "sglang_profiles_dir")
             document = read_document(text, os.path.basename(source))
             items = _import_profile.import_document(document, curations, strict=False)
             planned = _import_output.plan_files(items, source, dest, collection)

@@ -161,3 +161,42 @@ def test_an_imported_profile_is_deployed_from_the_operators_directory(tmp_path: 
     ansible("ansible-playbook", "-i", str(inventory), "ascend.sglang.plan", "-e", "sglang_profiles_dir=" + str(dest),
             "-e", "sglang_profile=qwen3_30b_a3_1c_mixed_3k5_1k5_50ms", "-e", "sglang_draft_model_path=/models/d",
             cwd=tmp_path)
+
+
+@pytest.mark.parametrize("change, message", [
+    (("--tp-size 4", "--tp-size 4 --api-key sk-live-0123456789"),
+     "--api-key is given a value in the clear; a credential never goes into a profile"),
+    (("MODEL_PATH=xxx", "MODEL_PATH=xxx\nsource /tmp/evil.sh"),
+     "/tmp/evil.sh is not under the CANN/Ascend install tree (/usr/local/Ascend/)"),
+    (("--random-output-len 1000", "--random-output-len 1000; touch /tmp/pwned"),
+     "the benchmark block holds more than the sglang.bench_serving command (';'"),
+])
+def test_an_untrusted_document_is_refused_with_nothing_written_or_shown(tmp_path: Path, change, message) -> None:
+    """A document is untrusted input: a credential, a script outside the CANN tree, a second command after the
+    benchmark are refused naming the line; nothing is written, and the credential appears nowhere in the output
+    (not at -v either)."""
+    source = tmp_path / "000_demo.txt"
+    source.write_text(DEMO.replace(*change), encoding="utf-8")
+    dest = tmp_path / "profiles"
+    proc = run(source, dest, "-v", check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and message in out, out[-3000:]
+    assert "sk-live" not in out and not dest.exists()
+
+
+def test_the_document_s_own_model_path_becomes_the_operators(tmp_path: Path) -> None:
+    source = tmp_path / "000_demo.txt"
+    source.write_text(DEMO.replace("MODEL_PATH=xxx", "MODEL_PATH=/home/someone/weights/Demo"), encoding="utf-8")
+    dest = tmp_path / "profiles"
+    run(source, dest)
+    data = yaml.safe_load((dest / f"{DEMO_ID}.yml").read_text(encoding="utf-8"))
+    assert data["roles"]["mixed"]["args"]["--model-path"] == "{model_path}"
+
+
+def test_a_profiles_directory_under_a_file_is_refused_naming_it(tmp_path: Path) -> None:
+    source = tmp_path / "000_demo.txt"
+    source.write_text(DEMO, encoding="utf-8")
+    proc = run(source, source / "profiles", check=False)
+    assert proc.returncode != 0 and f"cannot be made: '{source}' is a file, not a directory" in proc.stdout, \
+        proc.stdout[-3000:]
+    assert "Errno" not in proc.stdout + proc.stderr

@@ -29,7 +29,7 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils.importer._import_doc
 from ansible_collections.ascend.sglang.plugins.plugin_utils.importer._import_script import (
     ROUTER_MODULE, SERVER_MODULE, HostRun, Launch, Layout, flag_groups, logical_lines, run_script, script_parts,
     substitute_placeholders, vet_script)
-from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import NODE_DEVICES
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import ASCEND_TREE, NODE_DEVICES, in_ascend_tree
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._releases import load_release_tables
 
 ROLE_PREFIX = {"prefill": "10.0.1", "decode": "10.0.2", "mixed": "10.0.3"}
@@ -39,6 +39,8 @@ CANDIDATES = 8  # hosts per role tried when finding which hosts a script serves
 # Values that would be left over from the document's own placeholders.
 _UNFILLED = re.compile(r"your (prefill|decode) ip|\bxxx\b|<[a-z-]+>|\b[PD]_?IP\d*\b|\bIP\d+\b")
 _ADDRESS = re.compile(r"\b10\.0\.[1239]\.\d+\b")
+# Server flags whose value is the operator's, not the document's: the placeholder the planner fills from the inventory.
+INVENTORY_PATH_FLAGS = {"--model-path": "{model_path}", "--speculative-draft-model-path": "{draft_model_path}"}
 
 
 @dataclasses.dataclass
@@ -235,6 +237,12 @@ def _server_args(launch: Launch, at: _Where, lay: Layout, script: _Script, facts
                                     "host and a port (a lab address or a placeholder the importer cannot resolve)")
             facts.setdefault("dist_init_port", {})[(at.instance, at.rank)] = int(match.group(2))
             value = "{dist_init_addr}"
+        elif flag in INVENTORY_PATH_FLAGS:
+            # The weights are the operator's (sglang_model_path, sglang_draft_model_path), wherever the document
+            # keeps its own: a path of the author's machine, /path/to/draft-model-weights, a hub id.
+            if len(values) != 1:
+                raise ImportRefusal(f"{where}: {flag} {' '.join(values)} is not one path")
+            value = INVENTORY_PATH_FLAGS[flag]
         elif not values:
             value = True
         else:
@@ -280,7 +288,14 @@ def _server_env(launch: Launch, at: _Where, lay: Layout, script: _Script, store:
     return env
 
 
-def _cann(launch: Launch) -> dict[str, list[str]]:
+def _cann(launch: Launch, script: _Script) -> dict[str, list[str]]:
+    # A document is untrusted input: what it sources reaches every server host's cann_env.sh, which root sources
+    # at each start. Only the CANN/Ascend install tree's scripts and directories are taken.
+    for path in (*launch.sources, *launch.path_prepend, *launch.ld_library_path_prepend):
+        if not in_ascend_tree(path):
+            line = script.line_of(f"source {path}", path, path.rsplit("/", 1)[-1])
+            raise ImportRefusal(f"{line}: {path} is not under the CANN/Ascend install tree ({ASCEND_TREE}/): a "
+                                "profile sources or prepends nothing else on the servers' hosts")
     unset = list(dict.fromkeys(launch.unset))
     out = {"unset": unset, "sources": list(launch.sources), "path_prepend": list(launch.path_prepend),
            "ld_library_path_prepend": list(launch.ld_library_path_prepend)}
@@ -324,7 +339,7 @@ def import_deployment(lines: Lines, where: str, hardware: str) -> Deployment:
             at = _Where(role, instance, rank, n, address, hosts[instance * n])
             args = _server_args(launches[0], at, lay, script, facts)
             env = _server_env(launches[0], at, lay, script, store, facts)
-            seen.append((args, env, _cann(launches[0])))
+            seen.append((args, env, _cann(launches[0], script)))
             host_tuning = _host_tuning(run)
             if tuning and host_tuning != tuning:
                 raise ImportRefusal(f"{script.line_of('sysctl', 'scaling_governor')}: host tuning differs between "

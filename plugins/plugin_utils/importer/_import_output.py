@@ -42,10 +42,21 @@ def written_by_us(path: str) -> bool:
         return False
 
 
-def check_destination(dest: str, names: list[str], variable: str) -> None:
-    """Refuse a destination that is not a directory, or a file the importer would replace but did not write."""
+def check_directory(dest: str, variable: str) -> None:
+    """Refuse a destination that is not a directory and cannot be made one (before anything in it is read)."""
     if os.path.lexists(dest) and (not os.path.isdir(dest) or os.path.islink(dest)):
         raise NotOurs(f"{variable} '{dest}' exists and is not a directory: pass a new or existing directory")
+    # A new directory is made with its parents: the nearest one that exists must be a directory.
+    parent = os.path.dirname(os.path.abspath(dest))
+    while not os.path.lexists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        raise NotOurs(f"{variable} '{dest}' cannot be made: '{parent}' is a file, not a directory")
+
+
+def check_destination(dest: str, names: list[str], variable: str) -> None:
+    """Refuse a destination that is not a directory, or a file the importer would replace but did not write."""
+    check_directory(dest, variable)
     foreign = [name for name in names
                if os.path.lexists(os.path.join(dest, name)) and not written_by_us(os.path.join(dest, name))]
     if foreign:

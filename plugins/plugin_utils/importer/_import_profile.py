@@ -29,7 +29,7 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils.importer._import_dep
 from ansible_collections.ascend.sglang.plugins.plugin_utils.importer._import_doc import (
     Document, ImportRefusal, Lines, Section, SummaryRow, anchor_of, as_printed, result_lines)
 from ansible_collections.ascend.sglang.plugins.plugin_utils.importer._import_script import (
-    apply_text_fixes, bench_argv, flag_groups)
+    apply_text_fixes, bench_argv, flag_groups, refuse_credentials, refuse_second_command)
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import (
     available_profiles, parse_profile, profiles_dir)
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._releases import load_release_tables
@@ -38,6 +38,10 @@ MODES = {"PD Separation": "pd_separation", "PD Disaggregation": "pd_separation",
 MODE_WORDS = {"pd_separation": "pd", "pd_mixed": "mixed"}
 # The tables round TPOT to two decimals and some print the mean ITL instead of the mean TPOT.
 TPOT_MATCH_MS = 0.05
+# The most sections one document may hold (the pages hold a few dozen at most) and the most characters (the largest
+# document has about 113 000).
+MAX_SECTIONS = 200
+MAX_CHARACTERS = 4 * 1024 * 1024
 # Figure in published.figures -> key of the benchmark parser's metrics.
 METRIC_OF = {"mean_ttft_ms": "mean_ttft_ms", "mean_tpot_ms": "mean_tpot_ms", "mean_itl_ms": "mean_itl_ms",
              "output_throughput_tok_s": "output_throughput"}
@@ -157,7 +161,9 @@ def import_bench(section: Section, curation: Curation, where: str) -> tuple[dict
     """bench.args and the dataset lengths of the section's benchmark command."""
     if not section.bench:
         raise ImportRefusal(f"{where} line {section.line}: the section has no sglang.bench_serving command")
+    refuse_credentials(Lines(section.bench, section.bench_line), where)
     command = apply_text_fixes(section.bench, curation.fixes("bench"), f"{where} line {section.bench_line}")
+    refuse_second_command(command, f"{where} line {section.bench_line}")
     args: dict[str, Any] = {}
     for flag, values in flag_groups(bench_argv(command)):
         line = f"{where} line {section.bench_line}"
@@ -457,6 +463,11 @@ def import_document(doc: Document, curations: Mapping[str, Curation] | None = No
     raised together (one per line), so that one run names every line to fix."""
     by_id: dict[str, Imported] = {}
     refusals = []
+    if len(doc.sections) > MAX_SECTIONS:
+        # Each section runs its script in bash once per host of a sentinel inventory: a document is untrusted
+        # input, and thousands of sections would hold the controller for minutes.
+        raise ImportRefusal(f"{doc.name}: {len(doc.sections)} configuration sections, more than the {MAX_SECTIONS} "
+                            "the importer reads from one document: import it in parts")
     for section in doc.sections:
         try:
             fold(by_id, import_section(doc, section, curations or {}, strict, origin), doc.name)

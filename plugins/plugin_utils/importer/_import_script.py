@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils.importer._import_doc import ImportRefusal, Lines
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._contract import SECRET_FLAG_RE
 
 SERVER_MODULE = "sglang.launch_server"
 ROUTER_MODULE = "sglang_router.launch_router"
@@ -78,8 +79,45 @@ def logical_lines(lines: Lines) -> list[tuple[int, str]]:
     return out
 
 
+# A credential written in the clear: a secret flag with a value (the planner's list, e.g. --api-key), or a
+# variable named as one (HF_TOKEN, OPENAI_API_KEY, ..._PASSWORD).
+_SECRET_VARIABLE = re.compile(r"(?:^|_)(?:API_?KEYS?|TOKEN|PASSWORD|PASSWD|SECRET|SECRET_KEY|ACCESS_KEY|CREDENTIALS?)$",
+                              re.IGNORECASE)
+_FLAG_VALUE = re.compile(r"(?<![^\s;'\"])(--[A-Za-z0-9][A-Za-z0-9-]*)(?:=|\s+)?([^\s-][^\s;]*)?")
+_ASSIGNMENT = re.compile(r"(?<![^\s;'\"])(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(\S*)")
+
+
+def refuse_credentials(lines: Lines, where: str) -> None:
+    """A document is untrusted input and may carry a real key: a secret never goes into a profile (a file every
+    reader of the collection sees, rendered into launchers of mode 0755), nor into the importer's own messages.
+    Checked before anything else reads the lines, so that no later refusal quotes the line that holds it; this
+    refusal names the line and the flag or variable, never the value."""
+    physical = lines.numbered()
+
+    def line_of(start: int, needle: str) -> int:
+        """The physical line of a logical one (from ``start``, continuations) that holds ``needle``."""
+        return next((n for n, text in physical if n >= start and needle in text), start)
+
+    for start, line in logical_lines(lines):
+        for match in _FLAG_VALUE.finditer(line):
+            flag, value = match.groups()
+            if value and SECRET_FLAG_RE.fullmatch(flag.lower()):
+                raise ImportRefusal(
+                    f"{where} line {line_of(start, flag)}: {flag} is given a value in the clear; a credential never goes into a "
+                    f"profile: leave it out of the section (a recorded deviation) and give it to the deployment "
+                    f"with sglang_secrets ({{<role>: {{{flag}: ...}}}}, in an Ansible Vault file)")
+        for match in _ASSIGNMENT.finditer(line):
+            name, value = match.groups()
+            if value.strip("'\"") and _SECRET_VARIABLE.search(name):
+                raise ImportRefusal(
+                    f"{where} line {line_of(start, name + '=')}: {name} is given a value in the clear; a credential never goes into a "
+                    "profile: leave it out of the section (a recorded deviation); a secret launch flag goes in "
+                    "sglang_secrets, a client's token in the environment of the run that needs it")
+
+
 def vet_script(lines: Lines, where: str) -> None:
-    """Refuse the first line that is none of the constructs the importer maps."""
+    """Refuse the first line that is none of the constructs the importer maps (a credential first, unquoted)."""
+    refuse_credentials(lines, where)
     for number, line in logical_lines(lines):
         text = " ".join(line.split())
         if not text:
@@ -163,6 +201,10 @@ class Layout:
         """Placeholder name -> sentinel value of what the inventory supplies."""
         return {"model_path": self.model_path, "draft_model_path": self.draft_model_path,
                 "init_expert_location": self.init_expert_location}
+
+
+# Tokens that recorded deviations use for values the planner computes or the inventory gives (below).
+DEVIATION_TOKENS = ("<model-path>", "<init-expert-location>", "<mixed-rank0>")
 
 
 def substitute_placeholders(text: str, lay: Layout) -> str:
@@ -327,6 +369,26 @@ def run_script(script: str, host_ip: str, where: str) -> HostRun:
                 sysctl[key] = value
         governor = (out / "governor").read_text().strip() if (out / "governor").exists() else None
         return HostRun(launches=launches, sysctl=sysctl, governor=governor)
+
+
+def refuse_second_command(command: str, where: str) -> None:
+    """A benchmark block is one sglang.bench_serving command: anything a shell would run besides it (after ';',
+    '&&', '|', a redirection, a substitution) would otherwise be read as its arguments."""
+    # The tokens the collection's own recorded deviations write are no shell syntax.
+    for token in DEVIATION_TOKENS:
+        command = command.replace(token, "token")
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        tokens = list(lexer)
+    except ValueError as exc:
+        raise ImportRefusal(f"{where}: the benchmark command does not parse as one shell command ({exc})") from None
+    operators = [t for t in tokens if t and set(t) <= set(";&|<>()")]
+    substitutions = [s for s in ("$(", "`") if s in command]
+    if operators or substitutions:
+        shown = (substitutions or operators)[0]
+        raise ImportRefusal(f"{where}: the benchmark block holds more than the sglang.bench_serving command ('{shown}' "
+                            "runs or feeds another command): one command per benchmark")
 
 
 def bench_argv(command: str) -> list[str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import posixpath
 import re
 from typing import Any, Mapping
 
@@ -273,8 +274,31 @@ def _cann(value: Any, key: str, errors: Collector, pid: str) -> CannEnv:
     unknown = set(value) - {"unset", "sources", "path_prepend", "ld_library_path_prepend"}
     if unknown:
         errors.add(f"profile '{pid}': unknown keys {sorted(unknown)}", variable=key)
-    return CannEnv(**{k: tuple(str(x) for x in value.get(k) or ()) for k in
+    cann = CannEnv(**{k: tuple(str(x) for x in value.get(k) or ()) for k in
                       ("unset", "sources", "path_prepend", "ld_library_path_prepend")})
+    for part in ("sources", "path_prepend", "ld_library_path_prepend"):
+        for path in getattr(cann, part):
+            if not in_ascend_tree(path):
+                errors.add(f"profile '{pid}': {path!r} is not under the CANN/Ascend install tree "
+                           f"({ASCEND_TREE}/): every server host's cann_env.sh sources or prepends it, as root, at "
+                           "each start", variable=f"{key}.{part}")
+    for name in cann.unset:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            errors.add(f"profile '{pid}': {name!r} is not an environment variable name", variable=f"{key}.unset")
+    return cann
+
+
+# Where the documents' CANN, ATB and custom-op set_env scripts and tool directories live (the toolkit, nnal, the
+# driver, versioned toolkits such as 8.5.0/): a profile's CANN lines reach every server host's cann_env.sh, which
+# root sources at each start, so nothing outside this tree may be named there.
+ASCEND_TREE = "/usr/local/Ascend"
+
+
+def in_ascend_tree(path: str) -> bool:
+    """An absolute path of plain characters that stays inside ASCEND_TREE once its '..' are resolved."""
+    if not re.fullmatch(r"/[A-Za-z0-9._/+-]*", path):
+        return False
+    return posixpath.normpath(path).startswith(ASCEND_TREE + "/")
 
 
 def parse_role(pid: str, role: str, raw: Mapping[str, Any], errors: Collector) -> RoleSpec:

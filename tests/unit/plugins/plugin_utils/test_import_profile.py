@@ -30,7 +30,7 @@ sysctl -w vm.swappiness=0
 export SGLANG_SET_CPU_AFFINITY=1
 unset ASCEND_LAUNCH_BLOCKING
 source /usr/local/Ascend/ascend-toolkit/set_env.sh
-export PATH=/opt/bisheng/bin:$PATH
+export PATH=/usr/local/Ascend/8.5.0/compiler/bishengir/bin:$PATH
 export ASCEND_MF_STORE_URL="tcp://your prefill ip1:24669"
 P_IP=('your prefill ip1' 'your prefill ip2')
 D_IP=('your decode ip1' 'your decode ip2')
@@ -131,7 +131,7 @@ def test_pd_script_becomes_the_planners_profile() -> None:
                               "HCCL_SOCKET_IFNAME": "{socket_ifname}", "SGLANG_SET_CPU_AFFINITY": "1"}
     assert prefill["cann"] == {"unset": ["ASCEND_LAUNCH_BLOCKING"],
                                "sources": ["/usr/local/Ascend/ascend-toolkit/set_env.sh"],
-                               "path_prepend": ["/opt/bisheng/bin"]}
+                               "path_prepend": ["/usr/local/Ascend/8.5.0/compiler/bishengir/bin"]}
     # One two-node instance: DIP1 is its rank 0, xxx its NIC.
     assert (decode["nnodes"], decode["documented_instances"], decode["dist_init_port"]) == (2, 1, 5000)
     assert decode["args"]["--dist-init-addr"] == "{dist_init_addr}"
@@ -380,3 +380,87 @@ def test_a_script_that_fails_in_bash_quotes_its_own_line() -> None:
     message = str(refused.value)
     assert message.startswith("000_demo.txt section S: the deployment script fails on host 192.0.2.1: ")
     assert "at the line 'export B=$((8998/0))'" in message and "script.sh" not in message
+
+
+# --------------------------------------------------------------------------- a document is untrusted input
+
+
+@pytest.mark.parametrize("bad, needle", [
+    ("source /tmp/evil.sh", "source /tmp/evil.sh"),
+    # Inside the tree by its prefix only: '..' is resolved first.
+    ("source /usr/local/Ascend/../../tmp/evil.sh", "source /usr/local/Ascend/../"),
+    ("export PATH=/home/someone/bin:$PATH", "export PATH=/home"),
+    ("export LD_LIBRARY_PATH=/tmp/lib:$LD_LIBRARY_PATH", "export LD_LIBRARY_PATH=/tmp"),
+])
+def test_only_the_ascend_install_tree_is_sourced_or_prepended(bad: str, needle: str) -> None:
+    """What a section sources reaches every server host's cann_env.sh, which root sources at each start."""
+    text = TABLE + MIXED.replace("MODEL_PATH=xxx", f"MODEL_PATH=xxx\n{bad}")
+    doc = read_document(text, "000_demo.txt")
+    with pytest.raises(ImportRefusal) as refused:
+        import_section(doc, doc.sections[0], {})
+    assert f"000_demo.txt line {line_of(text, needle)}" in str(refused.value), str(refused.value)
+    assert "is not under the CANN/Ascend install tree (/usr/local/Ascend/)" in str(refused.value)
+
+
+def test_a_profile_naming_cann_lines_outside_the_tree_is_refused_by_the_planner() -> None:
+    """The same rule for a profile the operator wrote by hand (sglang_profiles_dir): the plan refuses it."""
+    data = yaml.safe_load(Path(_profile.profiles_dir(), "qwen3_32b_a3_2c_mixed_3k5_1k5_50ms.yml").read_text())
+    data["roles"]["mixed"]["cann"] = {"sources": ["/usr/local/Ascend/ascend-toolkit/set_env.sh", "/tmp/x.sh"],
+                                      "unset": ["A; touch /tmp/pwned"]}
+    errors = _profile.Collector()
+    _profile.parse_profile(data["id"], data, data, errors)
+    messages = [f.message for f in errors.findings]
+    assert any("'/tmp/x.sh' is not under the CANN/Ascend install tree" in m for m in messages), messages
+    assert any("is not an environment variable name" in m for m in messages), messages
+
+
+@pytest.mark.parametrize("part, bad, needle, name", [
+    ("server", "--node-rank 0 --api-key sk-live-0123456789", "--api-key sk-live", "--api-key"),
+    ("server", "--node-rank 0 --ssl-keyfile-password=hunter2secret", "--ssl-keyfile-password=", "--ssl-keyfile-password"),
+    ("export", "MODEL_PATH=xxx\nexport HF_TOKEN=hf_0123456789abcdef", "HF_TOKEN", "HF_TOKEN"),
+    ("bench", "--random-output-len 1000 --api-key sk-live-0123456789", "--api-key sk-live", "--api-key"),
+])
+def test_a_credential_in_the_clear_is_refused_without_repeating_it(part: str, bad: str, needle: str,
+                                                                   name: str) -> None:
+    seed = {"server": "--node-rank 0", "export": "MODEL_PATH=xxx", "bench": "--random-output-len 1000"}[part]
+    text = TABLE + MIXED.replace(seed, bad, 1)
+    doc = read_document(text, "000_demo.txt")
+    with pytest.raises(ImportRefusal) as refused:
+        import_document(doc)
+    message = str(refused.value)
+    assert f"000_demo.txt line {line_of(text, needle)}: {name} is given a value in the clear" in message, message
+    # Named, never shown: the message carries the flag or variable and the line number only.
+    assert "sk-live" not in message and "hunter2" not in message and "hf_0123" not in message, message
+
+
+def test_the_weights_are_the_operators_whatever_path_the_document_writes() -> None:
+    text = TABLE + MIXED.replace("MODEL_PATH=xxx", "MODEL_PATH=/home/someone/weights/Qwen3-32B").replace(
+        "--speculative-draft-model-path xxx", "--speculative-draft-model-path /path/to/draft-model-weights")
+    [mixed] = import_document(read_document(text, "000_demo.txt"))
+    args = mixed.data["roles"]["mixed"]["args"]
+    assert args["--model-path"] == "{model_path}" and args["--speculative-draft-model-path"] == "{draft_model_path}"
+
+
+@pytest.mark.parametrize("tail, shown", [("; touch /tmp/pwned", ";"), (" && rm -rf /", "&&"),
+                                         (" | tee /tmp/out", "|"), (" > /tmp/out", ">"),
+                                         (" --output-file $(id)", "$(")])
+def test_a_benchmark_block_is_one_command(tail: str, shown: str) -> None:
+    text = TABLE + MIXED.replace("--random-output-len 1000", f"--random-output-len 1000{tail}")
+    doc = read_document(text, "000_demo.txt")
+    with pytest.raises(ImportRefusal) as refused:
+        import_document(doc)
+    assert f"line {line_of(text, 'bench_serving')}: the benchmark block holds more than the sglang.bench_serving " \
+           f"command ('{shown}'" in str(refused.value), str(refused.value)
+
+
+def test_a_document_of_too_many_sections_is_refused_at_once(monkeypatch) -> None:
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.importer import _import_profile
+    monkeypatch.setattr(_import_profile, "MAX_SECTIONS", 1)
+    with pytest.raises(ImportRefusal, match="2 configuration sections, more than the 1 the importer reads"):
+        import_document(document(PD, MIXED))
+
+
+def test_a_destination_under_a_file_is_refused_naming_it(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(_import_output.NotOurs, match=f"'{tmp_path}/file' is a file, not a directory"):
+        _import_output.check_directory(str(tmp_path / "file" / "profiles"), "sglang_profiles_dir")
