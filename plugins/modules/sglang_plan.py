@@ -219,6 +219,10 @@ notes:
     secret flags' values."
   - "C(sglang_k8s_secret_flags) (run; dict; default -): Kubernetes export: role -> the --flags whose values come
     from the Secret (its key: the flag without the leading dashes, e.g. api-key)."
+  - "C(sglang_k8s_router_discovery) (run; bool; default true): Kubernetes export: a router with a worker API (not
+    --mini-lb) finds its workers by label (sglang-router's Kubernetes service discovery, with a ServiceAccount
+    allowed to list and watch the namespace's pods) instead of a fixed list; a --mini-lb router keeps its fixed
+    list."
   - "C(sglang_k8s_startup_seconds) (run; int; default 3600): Kubernetes export: how long a server may take to load
     its model before the liveness probe counts (the startup probe's allowance)."
   - "C(sglang_preflight_fail_on) (run; str; default -; one of fail, warn, never): Stop deploy/preflight on: fail,

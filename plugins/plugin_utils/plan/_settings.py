@@ -554,6 +554,10 @@ TABLE: tuple[Setting, ...] = (
       _k8s_values.object_name, "sglang-secrets"),
     S("sglang_k8s_secret_flags", RUN, "Kubernetes export: role -> the --flags whose values come from the Secret "
       "(its key: the flag without the leading dashes, e.g. api-key).", _k8s_values.secret_flags, type="dict"),
+    S("sglang_k8s_router_discovery", RUN, "Kubernetes export: a router with a worker API (not --mini-lb) finds its "
+      "workers by label (sglang-router's Kubernetes service discovery, with a ServiceAccount allowed to list and "
+      "watch the namespace's pods) instead of a fixed list; a --mini-lb router keeps its fixed list.",
+      c.boolean, True, "bool"),
     S("sglang_k8s_startup_seconds", RUN, "Kubernetes export: how long a server may take to load its model before "
       "the liveness probe counts (the startup probe's allowance).", _int(60, 86400), 3600, "int"),
     S("sglang_preflight_fail_on", RUN, "Stop deploy/preflight on: fail, warn or never.", _word("fail", "warn", "never"), choices=('fail', 'warn', 'never')),

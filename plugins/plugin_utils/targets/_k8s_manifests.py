@@ -15,6 +15,8 @@ equal: they are, since nothing in them but placement values differs between inst
 Both: a ClusterIP Service for the router, a headless Service of each role's leaders; server pods on the host
 network (the Ascend RDMA path) and each alone on its node (ports of the host network cannot be shared); NPUs as an
 extended resource; the driver files as read-only hostPaths; /dev/shm a memory emptyDir; secrets from a Secret.
+A router with a worker API finds the leaders by label (plugin_utils/targets/_k8s_discovery.py), under a
+ServiceAccount of its own; a --mini-lb router keeps the planned list.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ import posixpath
 import re
 from typing import Any, Mapping
 
+from ansible_collections.ascend.sglang.plugins.plugin_utils.targets import _k8s_discovery
+from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._k8s_discovery import Discovery
 from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._k8s_placement import POD_IP_VAR, Workload
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import Plan, Service
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._serialize import yaml_text
@@ -51,6 +55,8 @@ class Options:
     router_replicas: int
     secret_name: str
     model_pvc: str | None = None
+    # The router discovers its workers (None: the planned list, as a --mini-lb router keeps it).
+    discovery: Discovery | None = None
 
 
 def quantity(size: str) -> str:
@@ -142,8 +148,18 @@ def _volumes(svc: Service, opts: Options) -> tuple[list[dict[str, Any]], list[di
     return volumes, mounts
 
 
+def _args(svc: Service, opts: Options) -> list[str]:
+    """The service's argv; a discovering router's with its worker flags replaced by the discovery flags."""
+    if svc.role == "router" and opts.discovery is not None:
+        if svc.boot_workers is None:
+            raise TemplateMismatch(f"{svc.name}: no worker flags to replace by discovery (a --mini-lb router, or "
+                                   "its worker flags apart from each other)")
+        return _k8s_discovery.router_args(list(svc.argv), svc.boot_workers, opts.discovery)
+    return list(svc.argv)
+
+
 def _container(svc: Service, image: str, opts: Options, mounts: list[dict[str, Any]]) -> dict[str, Any]:
-    container: dict[str, Any] = {"name": CONTAINER, "image": image, "command": _command(svc), "args": list(svc.argv),
+    container: dict[str, Any] = {"name": CONTAINER, "image": image, "command": _command(svc), "args": _args(svc, opts),
                                  "env": _env(svc, opts)}
     ports = _ports(svc)
     if ports:
@@ -163,6 +179,12 @@ def pod_template(svc: Service, plan: Plan, opts: Options, labels: Mapping[str, s
     image = plan.container.image if plan.container else ""
     spec: dict[str, Any] = {"containers": [_container(svc, image, opts, mounts)]}
     pod_labels = dict(labels)
+    metadata: dict[str, Any] = {"labels": pod_labels}
+    if opts.discovery is not None and svc.role == "prefill" and svc.bootstrap_port is not None:
+        # Where the discovering router reads a prefill worker's bootstrap port (every instance has the role's).
+        metadata["annotations"] = {_k8s_discovery.BOOTSTRAP_PORT_ANNOTATION: str(svc.bootstrap_port)}
+    if opts.discovery is not None and svc.role == "router":
+        spec["serviceAccountName"] = opts.discovery.service_account
     if svc.role != "router":
         if svc.node_rank == 0:
             pod_labels[LABEL_LEADER] = "true"
@@ -177,7 +199,7 @@ def pod_template(svc: Service, plan: Plan, opts: Options, labels: Mapping[str, s
             "topologyKey": "kubernetes.io/hostname"}]}}
     if volumes:
         spec["volumes"] = volumes
-    return {"metadata": {"labels": pod_labels}, "spec": spec}
+    return {"metadata": metadata, "spec": spec}
 
 
 def _by_role(plan: Plan) -> dict[str, dict[int, dict[int, Service]]]:
@@ -243,13 +265,18 @@ def _services(plan: Plan, opts: Options, leaders: Mapping[str, Service], router:
                  for p in _ports(leader)]
         out.append({"apiVersion": "v1", "kind": "Service",
                     "metadata": _metadata(f"{opts.workload.name}-{role}-leaders", opts, labels),
-                    "spec": {"clusterIP": "None", "selector": {**_selector(opts, role), LABEL_LEADER: "true"},
+                    "spec": {"clusterIP": "None", "selector": leader_selector(opts.workload, role),
                              "ports": ports}})
     return out
 
 
 def _selector(opts: Options, role: str) -> dict[str, str]:
     return {"app.kubernetes.io/instance": opts.workload.name, "app.kubernetes.io/component": role}
+
+
+def leader_selector(workload: Workload, role: str) -> dict[str, str]:
+    """The labels of a server role's leader pods (rank 0 of each instance): the pods that serve HTTP."""
+    return {"app.kubernetes.io/instance": workload.name, "app.kubernetes.io/component": role, LABEL_LEADER: "true"}
 
 
 def manifests(plan: Plan, roles: tuple[str, ...], opts: Options) -> list[dict[str, Any]]:
@@ -310,7 +337,11 @@ def manifests(plan: Plan, roles: tuple[str, ...], opts: Options) -> list[dict[st
             "metadata": _metadata(opts.workload.name, opts, {k: v for k, v in _labels(opts, "router", plan).items()
                                                              if k != "app.kubernetes.io/component"}),
             "spec": {"roles": rbg_roles}})
-    return objects + _services(plan, opts, leaders, router)
+    objects += _services(plan, opts, leaders, router)
+    if router is not None and opts.discovery is not None:
+        objects += _k8s_discovery.rbac(opts.discovery, {"namespace": opts.workload.namespace,
+                                                        "labels": _labels(opts, "router", plan)})
+    return objects
 
 
 def file_name(obj: Mapping[str, Any]) -> str:
