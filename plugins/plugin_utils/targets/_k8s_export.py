@@ -108,7 +108,10 @@ def export(profile_id: str, variables: Mapping[str, Any], nic: Any = None, error
         workload=workload, npu_resource=checked["sglang_k8s_npu_resource"],
         startup_seconds=checked["sglang_k8s_startup_seconds"], shm_size=manifests.quantity(shm),
         router_replicas=counts["router"], secret_name=checked["sglang_k8s_secret_name"],
-        model_pvc=checked.get("sglang_k8s_model_pvc"), discovery=discovery)
+        model_pvc=checked.get("sglang_k8s_model_pvc"), discovery=discovery,
+        # The servers' metrics (sglang_metrics) for a Prometheus Operator in the cluster.
+        scrape_interval=(str(placed.monitoring["scrape_interval"])
+                         if checked["sglang_k8s_prometheus_operator"] and placed.monitoring.get("metrics") else None))
     if options.model_pvc:
         _check_claim_root(placed, errors)
         errors.raise_if_any()

@@ -16,7 +16,8 @@ Both: a ClusterIP Service for the router, a headless Service of each role's lead
 network (the Ascend RDMA path) and each alone on its node (ports of the host network cannot be shared); NPUs as an
 extended resource; the driver files as read-only hostPaths; /dev/shm a memory emptyDir; secrets from a Secret.
 A router with a worker API finds the leaders by label (plugin_utils/targets/_k8s_discovery.py), under a
-ServiceAccount of its own; a --mini-lb router keeps the planned list.
+ServiceAccount of its own; a --mini-lb router keeps the planned list.  With metrics on, a PodMonitor per role and the
+deployment's rules as a PrometheusRule (plugin_utils/targets/_k8s_monitoring.py).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import posixpath
 import re
 from typing import Any, Mapping
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils.targets import _k8s_discovery
+from ansible_collections.ascend.sglang.plugins.plugin_utils.targets import _k8s_discovery, _k8s_monitoring
 from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._k8s_discovery import Discovery
 from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._k8s_placement import POD_IP_VAR, Workload
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import Plan, Service
@@ -57,6 +58,8 @@ class Options:
     model_pvc: str | None = None
     # The router discovers its workers (None: the planned list, as a --mini-lb router keeps it).
     discovery: Discovery | None = None
+    # A PodMonitor per role and a PrometheusRule, scraped at this interval (None: no monitoring objects).
+    scrape_interval: str | None = None
 
 
 def quantity(size: str) -> str:
@@ -341,7 +344,24 @@ def manifests(plan: Plan, roles: tuple[str, ...], opts: Options) -> list[dict[st
     if router is not None and opts.discovery is not None:
         objects += _k8s_discovery.rbac(opts.discovery, {"namespace": opts.workload.namespace,
                                                         "labels": _labels(opts, "router", plan)})
+    if opts.scrape_interval is not None:
+        objects += _monitors(plan, opts, leaders, router)
     return objects
+
+
+def _monitors(plan: Plan, opts: Options, leaders: Mapping[str, Service], router: Service | None
+              ) -> list[dict[str, Any]]:
+    """A PodMonitor of every role that serves metrics (servers: /metrics on their port, every rank; a Rust router:
+    its exporter) and the deployment's PrometheusRule."""
+    interval = str(opts.scrape_interval)
+    out = [_k8s_monitoring.pod_monitor(plan, opts.workload, role, svc, PORT_NAMES["http"], interval,
+                                       _labels(opts, role, plan), _selector(opts, role))
+           for role, svc in leaders.items()]
+    if router is not None and "metrics" in router.listens:
+        out.append(_k8s_monitoring.pod_monitor(plan, opts.workload, "router", router, PORT_NAMES["metrics"], interval,
+                                               _labels(opts, "router", plan), _selector(opts, "router")))
+    group_labels = {k: v for k, v in _labels(opts, "router", plan).items() if k != "app.kubernetes.io/component"}
+    return out + [_k8s_monitoring.prometheus_rule(plan, opts.workload, group_labels)]
 
 
 def file_name(obj: Mapping[str, Any]) -> str:
