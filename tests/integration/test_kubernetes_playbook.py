@@ -26,8 +26,7 @@ def test_export_writes_one_manifest_per_object_and_changes_nothing_the_second_ti
     names = sorted(p.name for p in out.iterdir())
     # pd32's router is --mini-lb: a fixed list (no ServiceAccount), no exporter (no PodMonitor of its own).
     assert names == ["podmonitor-sglang-decode.yaml", "podmonitor-sglang-prefill.yaml", "prometheusrule-sglang.yaml",
-                     "rolebasedgroup-sglang.yaml", "service-sglang-decode-leaders.yaml",
-                     "service-sglang-prefill-leaders.yaml", "service-sglang-router.yaml"]
+                     "rolebasedgroup-sglang.yaml", "service-sglang-router.yaml"]
     assert recap_changed(first.stdout) == 1
     for path in out.iterdir():
         assert stat.S_IMODE(path.stat().st_mode) == 0o640, path

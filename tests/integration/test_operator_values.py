@@ -63,7 +63,6 @@ def test_kubernetes_export_takes_every_value_as_given(tmp_path: Path, how: str) 
     out = _export(tmp_path, how)
     docs = {p.name: go_load(p.read_text()) for p in sorted(out.iterdir())}
     assert set(docs) == {"rolebasedgroup-ds-r1.yaml", "service-ds-r1-router.yaml",
-                         "service-ds-r1-prefill-leaders.yaml", "service-ds-r1-decode-leaders.yaml",
                          "podmonitor-ds-r1-prefill.yaml", "podmonitor-ds-r1-decode.yaml", "prometheusrule-ds-r1.yaml"}
     for doc in docs.values():
         assert doc["metadata"]["namespace"] == "llm"

@@ -12,8 +12,10 @@ equal: they are, since nothing in them but placement values differs between inst
   a failed pod recreates its whole instance) and a standalone router role that starts after them.
 - ``lws``: a LeaderWorkerSet per server role (leaderworkerset.x-k8s.io/v1, RecreateGroupOnPodRestart) and the router
   as a Deployment.
-Both: a ClusterIP Service for the router, a headless Service of each role's leaders; server pods on the host
-network (the Ascend RDMA path) and each alone on its node (ports of the host network cannot be shared); NPUs as an
+Both: a ClusterIP Service for the router, and no Service of the export's own for a server role: the workload makes
+one headless Service per role (LeaderWorkerSet: named after it, subdomainPolicy Shared; RoleBasedGroup:
+s-<rbg>-<role>), which gives the pods the DNS names the ranks, the MemFabric store and a --mini-lb router dial;
+the discovering router and the PodMonitors find the pods by label.  Server pods on the host network (the Ascend RDMA path) and each alone on its node (ports of the host network cannot be shared); NPUs as an
 extended resource; the driver files as read-only hostPaths; /dev/shm a memory emptyDir; secrets from a Secret.
 A router with a worker API finds the leaders by label (plugin_utils/targets/_k8s_discovery.py), under a
 ServiceAccount of its own; a --mini-lb router keeps the planned list.  With metrics on, a PodMonitor per role and the
@@ -251,9 +253,8 @@ def _leader_patch(leader: dict[str, Any]) -> dict[str, Any]:
     return {"metadata": {"labels": {LABEL_LEADER: "true"}}, "spec": {"containers": [{"name": CONTAINER, **added}]}}
 
 
-def _services(plan: Plan, opts: Options, leaders: Mapping[str, Service], router: Service | None
-              ) -> list[dict[str, Any]]:
-    """The router's Service and a headless Service of each role's leaders (``leaders``: role -> rank 0)."""
+def _services(plan: Plan, opts: Options, router: Service | None) -> list[dict[str, Any]]:
+    """The router's Service (the server roles' headless Services are the workload's own)."""
     out = []
     if router is not None:
         labels = _labels(opts, "router", plan)
@@ -262,14 +263,6 @@ def _services(plan: Plan, opts: Options, leaders: Mapping[str, Service], router:
         out.append({"apiVersion": "v1", "kind": "Service",
                     "metadata": _metadata(f"{opts.workload.name}-router", opts, labels),
                     "spec": {"type": "ClusterIP", "selector": _selector(opts, "router"), "ports": ports}})
-    for role, leader in leaders.items():
-        labels = _labels(opts, role, plan)
-        ports = [{"name": p["name"], "port": p["containerPort"], "targetPort": p["containerPort"], "protocol": "TCP"}
-                 for p in _ports(leader)]
-        out.append({"apiVersion": "v1", "kind": "Service",
-                    "metadata": _metadata(f"{opts.workload.name}-{role}-leaders", opts, labels),
-                    "spec": {"clusterIP": "None", "selector": leader_selector(opts.workload, role),
-                             "ports": ports}})
     return out
 
 
@@ -340,7 +333,7 @@ def manifests(plan: Plan, roles: tuple[str, ...], opts: Options) -> list[dict[st
             "metadata": _metadata(opts.workload.name, opts, {k: v for k, v in _labels(opts, "router", plan).items()
                                                              if k != "app.kubernetes.io/component"}),
             "spec": {"roles": rbg_roles}})
-    objects += _services(plan, opts, leaders, router)
+    objects += _services(plan, opts, router)
     if router is not None and opts.discovery is not None:
         objects += _k8s_discovery.rbac(opts.discovery, {"namespace": opts.workload.namespace,
                                                         "labels": _labels(opts, "router", plan)})
