@@ -561,6 +561,9 @@ TABLE: tuple[Setting, ...] = (
     S("sglang_k8s_prometheus_operator", RUN, "Kubernetes export: with metrics on (sglang_metrics), a PodMonitor per "
       "role and the alert and recording rules of monitoring.yml as a PrometheusRule (monitoring.coreos.com/v1, "
       "for a Prometheus Operator in the cluster).", c.boolean, True, "bool"),
+    S("sglang_k8s_rollout_partition", RUN, "Kubernetes export: server role -> its rolling update's partition (the "
+      "instances below it keep their version: hold a role with its count, a canary with its count - 1); default: "
+      "none, every instance is updated.", _k8s_values.partition, type="dict"),
     S("sglang_k8s_startup_seconds", RUN, "Kubernetes export: how long a server may take to load its model before "
       "the liveness probe counts (the startup probe's allowance).", _int(60, 86400), 3600, "int"),
     S("sglang_preflight_fail_on", RUN, "Stop deploy/preflight on: fail, warn or never.", _word("fail", "warn", "never"), choices=('fail', 'warn', 'never')),

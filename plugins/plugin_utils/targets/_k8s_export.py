@@ -61,6 +61,11 @@ def export(profile_id: str, variables: Mapping[str, Any], nic: Any = None, error
     own = {name: value for name, value in variables.items() if name.startswith(PREFIX)}
     checked = _settings.check_one_values(own, errors)
     counts = _counts(profile, checked.get("sglang_k8s_instances"), errors)
+    partitions = checked.get("sglang_k8s_rollout_partition") or {}
+    for role in partitions:
+        if role not in profile.server_roles:
+            c.Where(f"sglang_k8s_rollout_partition.{role}").add(
+                errors, f"not a server role of profile '{profile.id}' ({', '.join(profile.server_roles)})")
     checked_nic = c.nic(nic, errors, c.Where("sglang_nic")) if nic is not None else None
     if checked_nic is None and nic is None and any(profile.roles[r].nnodes > 1 for r in profile.server_roles):
         c.Where("sglang_nic").add(errors, f"profile '{profile.id}' runs multi-node instances: set the NIC of HCCL/GLOO "
@@ -111,7 +116,9 @@ def export(profile_id: str, variables: Mapping[str, Any], nic: Any = None, error
         model_pvc=checked.get("sglang_k8s_model_pvc"), discovery=discovery,
         # The servers' metrics (sglang_metrics) for a Prometheus Operator in the cluster.
         scrape_interval=(str(placed.monitoring["scrape_interval"])
-                         if checked["sglang_k8s_prometheus_operator"] and placed.monitoring.get("metrics") else None))
+                         if checked["sglang_k8s_prometheus_operator"] and placed.monitoring.get("metrics") else None),
+        # restart.yml's batch (checked by the planner, its default from the settings table) as maxUnavailable.
+        max_unavailable=placed.settings["sglang_restart_batch"], partitions=partitions)
     if options.model_pvc:
         _check_claim_root(placed, errors)
         errors.raise_if_any()

@@ -62,6 +62,10 @@ class Options:
     discovery: Discovery | None = None
     # A PodMonitor per role and a PrometheusRule, scraped at this interval (None: no monitoring objects).
     scrape_interval: str | None = None
+    # A server role's rolling update: instances out of service at once (sglang_restart_batch: a count or "N%").
+    max_unavailable: int | str = 1
+    # role -> its rollout partition (sglang_k8s_rollout_partition); a role not named: none.
+    partitions: Mapping[str, int] = dataclasses.field(default_factory=dict)
 
 
 def quantity(size: str) -> str:
@@ -241,6 +245,16 @@ def role_services(by_role: Mapping[str, Mapping[int, Mapping[int, Service]]], ro
     return leader, worker, len(instances), leader.nnodes
 
 
+def _rolling(opts: Options, role: str) -> dict[str, Any]:
+    """A server role's rolling update, as restart.yml restarts: sglang_restart_batch instances out of service at
+    once, and no instance above the role's count (a surge needs idle NPU nodes the deployment does not have); with a
+    partition, the instances below it keep their version (upgrade.yml's canary, by the workload)."""
+    out: dict[str, Any] = {"maxUnavailable": opts.max_unavailable, "maxSurge": 0}
+    if role in opts.partitions:
+        out["partition"] = opts.partitions[role]
+    return out
+
+
 def _metadata(name: str, opts: Options, labels: Mapping[str, str]) -> dict[str, Any]:
     return {"name": name, "namespace": opts.workload.namespace, "labels": dict(labels)}
 
@@ -298,7 +312,9 @@ def manifests(plan: Plan, roles: tuple[str, ...], opts: Options) -> list[dict[st
             }
             if worker is not None:
                 pattern["leaderTemplatePatch"] = _leader_patch(leader)
-            rbg_roles.append({"name": role, "replicas": count, "labels": labels, "leaderWorkerPattern": pattern})
+            rbg_roles.append({"name": role, "replicas": count, "labels": labels,
+                              "rolloutStrategy": {"type": "RollingUpdate", "rollingUpdate": _rolling(opts, role)},
+                              "leaderWorkerPattern": pattern})
         else:
             template: dict[str, Any] = {
                 "size": nnodes,
@@ -311,6 +327,7 @@ def manifests(plan: Plan, roles: tuple[str, ...], opts: Options) -> list[dict[st
                 "apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
                 "metadata": _metadata(opts.workload.group(role), opts, labels),
                 "spec": {"replicas": count,
+                         "rolloutStrategy": {"type": "RollingUpdate", "rollingUpdateConfiguration": _rolling(opts, role)},
                          # Not LeaderReady: the leader (rank 0) is ready only once every rank has joined it.
                          "startupPolicy": "LeaderCreated",
                          "networkConfig": {"subdomainPolicy": "Shared"},

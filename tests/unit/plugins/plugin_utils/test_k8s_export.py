@@ -208,3 +208,30 @@ def test_a_mini_lb_router_keeps_its_fixed_list():
     decode = container(pod_templates(result.objects, "rbg", "sglang", "decode")[0])["args"]
     assert decode[decode.index("--port") + 1] == str(load_profile("deepseek_r1_pd32").roles["decode"].port)
     assert not any(o["kind"] in ("ServiceAccount", "Role", "RoleBinding") for o in result.objects)
+
+
+@pytest.mark.parametrize("kind", ["rbg", "lws"])
+def test_a_role_rolls_as_restart_yml_restarts(kind):
+    """sglang_restart_batch is each server role's maxUnavailable (a count or a percentage); no surge: an instance
+    above the role's count would need idle NPU nodes."""
+    def strategies(**variables):
+        objects = export(sglang_k8s_kind=kind, **variables).objects
+        if kind == "rbg":
+            roles = next(o for o in objects if o["kind"] == "RoleBasedGroup")["spec"]["roles"]
+            return {r["name"]: (r.get("rolloutStrategy") or {}).get("rollingUpdate") for r in roles}
+        return {o["metadata"]["name"]: o["spec"]["rolloutStrategy"]["rollingUpdateConfiguration"]
+                for o in objects if o["kind"] == "LeaderWorkerSet"}
+
+    default = strategies()
+    wanted = {"maxUnavailable": 1, "maxSurge": 0}
+    if kind == "rbg":
+        assert default == {"prefill": wanted, "decode": wanted, "router": None}
+    else:
+        assert default == {"sglang-prefill": wanted, "sglang-decode": wanted}
+    assert {v["maxUnavailable"] for v in strategies(sglang_restart_batch="25%").values() if v} == {"25%"}
+    assert {v["maxUnavailable"] for v in strategies(sglang_restart_batch=2).values() if v} == {2}
+    assert named(refused(sglang_restart_batch="0%")) == {"sglang_restart_batch"}
+    held = strategies(sglang_k8s_rollout_partition={"prefill": 2})
+    assert [v.get("partition") for v in held.values() if v] == [2, None]
+    assert named(refused(sglang_k8s_rollout_partition={"router": 1, "decode": 65})) == {
+        "sglang_k8s_rollout_partition.router", "sglang_k8s_rollout_partition.decode"}
