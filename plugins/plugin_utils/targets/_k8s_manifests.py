@@ -15,8 +15,9 @@ equal: they are, since nothing in them but placement values differs between inst
 Both: a ClusterIP Service for the router, and no Service of the export's own for a server role: the workload makes
 one headless Service per role (LeaderWorkerSet: named after it, subdomainPolicy Shared; RoleBasedGroup:
 s-<rbg>-<role>), which gives the pods the DNS names the ranks, the MemFabric store and a --mini-lb router dial;
-the discovering router and the PodMonitors find the pods by label.  Server pods on the host network (the Ascend RDMA path) and each alone on its node (ports of the host network cannot be shared); NPUs as an
-extended resource; the driver files as read-only hostPaths; /dev/shm a memory emptyDir; secrets from a Secret.
+the discovering router and the PodMonitors find the pods by label.  Server pods on the host network (the Ascend
+RDMA path) and each alone on its node (ports of the host network cannot be shared); NPUs as an extended resource;
+the driver files as read-only hostPaths; /dev/shm a memory emptyDir; secrets from a Secret.
 A router with a worker API finds the leaders by label (plugin_utils/targets/_k8s_discovery.py), under a
 ServiceAccount of its own; a --mini-lb router keeps the planned list.  With metrics on, a PodMonitor per role and the
 deployment's rules as a PrometheusRule (plugin_utils/targets/_k8s_monitoring.py).

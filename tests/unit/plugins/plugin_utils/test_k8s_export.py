@@ -163,7 +163,7 @@ def test_the_router_discovers_the_leader_pods_by_label(kind):
     port = profile.roles["prefill"].port
     assert args[args.index("--service-discovery-port") + 1] == str(port)
     for role in ("prefill", "decode"):
-        leader, worker, unused, unused = pod_templates(result.objects, kind, "sglang", role)
+        leader, worker = pod_templates(result.objects, kind, "sglang", role)[:2]
         words = selector_words(args, f"--{role}-selector")
         # Every leader is selected, never another rank (they serve no HTTP) nor the other role's pods.
         assert labels_match(words, leader["metadata"]["labels"]), role
