@@ -220,6 +220,16 @@ notes:
     secret flags' values."
   - "C(sglang_k8s_secret_flags) (run; dict; default -): Kubernetes export: role -> the --flags whose values come
     from the Secret (its key: the flag without the leading dashes, e.g. api-key)."
+  - "C(sglang_k8s_router_discovery) (run; bool; default true): Kubernetes export: a router with a worker API (not
+    --mini-lb) finds its workers by label (sglang-router's Kubernetes service discovery, with a ServiceAccount
+    allowed to list and watch the namespace's pods) instead of a fixed list; a --mini-lb router keeps its fixed
+    list."
+  - "C(sglang_k8s_prometheus_operator) (run; bool; default true): Kubernetes export: with metrics on
+    (sglang_metrics), a PodMonitor per role and the alert and recording rules of monitoring.yml as a PrometheusRule
+    (monitoring.coreos.com/v1, for a Prometheus Operator in the cluster)."
+  - "C(sglang_k8s_rollout_partition) (run; dict; default -): Kubernetes export: server role -> its rolling update's
+    partition (the instances below it keep their version: hold a role with its count, a canary with its count - 1);
+    default: none, every instance is updated."
   - "C(sglang_k8s_startup_seconds) (run; int; default 3600): Kubernetes export: how long a server may take to load
     its model before the liveness probe counts (the startup probe's allowance)."
   - "C(sglang_preflight_fail_on) (run; str; default -; one of fail, warn, never): Stop deploy/preflight on: fail,

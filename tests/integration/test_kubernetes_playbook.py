@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from go_yaml import load as go_load
 from test_playbooks import ansible, recap_changed
 
 pytestmark = pytest.mark.ansible
@@ -24,8 +25,9 @@ def test_export_writes_one_manifest_per_object_and_changes_nothing_the_second_ti
     out = tmp_path / "k8s"
     first = export(out)
     names = sorted(p.name for p in out.iterdir())
-    assert names == ["rolebasedgroup-sglang.yaml", "service-sglang-decode-leaders.yaml",
-                     "service-sglang-prefill-leaders.yaml", "service-sglang-router.yaml"]
+    # pd32's router is --mini-lb: a fixed list (no ServiceAccount), no exporter (no PodMonitor of its own).
+    assert names == ["podmonitor-sglang-decode.yaml", "podmonitor-sglang-prefill.yaml", "prometheusrule-sglang.yaml",
+                     "rolebasedgroup-sglang.yaml", "service-sglang-router.yaml"]
     assert recap_changed(first.stdout) == 1
     for path in out.iterdir():
         assert stat.S_IMODE(path.stat().st_mode) == 0o640, path
@@ -59,3 +61,24 @@ def test_bad_values_are_refused_before_anything_is_written(tmp_path: Path) -> No
     assert not out.exists()
     unset = ansible("ansible-playbook", "ascend.sglang.kubernetes", *PD32, cwd=tmp_path, check=False)
     assert unset.returncode != 0 and "sglang_k8s_dir" in unset.stdout
+
+
+def test_the_upgrade_steps_differ_only_in_the_partitions(tmp_path: Path) -> None:
+    """The guide's canary upgrade: the new version held, the last instance of each role, then every instance; each
+    step an export (the partitions as -e JSON), read back as kubectl reads it."""
+    def roles(step: str, *extra: str) -> dict:
+        out = tmp_path / step
+        export(out, "-e", "sglang_container_image=lmsysorg/sglang:new", *extra)
+        rbg = go_load((out / "rolebasedgroup-sglang.yaml").read_text())
+        return {r["name"]: r for r in rbg["spec"]["roles"]}
+
+    hold = roles("hold", "-e", '{"sglang_k8s_rollout_partition": {"prefill": 2, "decode": 1}}')
+    canary = roles("canary", "-e", '{"sglang_k8s_rollout_partition": {"prefill": 1, "decode": 0}}')
+    new = roles("new")
+    for role, held, first in (("prefill", 2, 1), ("decode", 1, 0)):
+        assert hold[role]["rolloutStrategy"]["rollingUpdate"]["partition"] == held
+        assert canary[role]["rolloutStrategy"]["rollingUpdate"]["partition"] == first
+        assert "partition" not in new[role]["rolloutStrategy"]["rollingUpdate"]
+        for step in (hold, canary):
+            del step[role]["rolloutStrategy"]["rollingUpdate"]["partition"]
+    assert hold == canary == new

@@ -28,7 +28,7 @@ K8S_VALUES = {"sglang_k8s_namespace": "llm", "sglang_k8s_name": "ds-r1", "sglang
               "sglang_container_image": "registry.example/sglang:v0.5.6.post2-cann8.3.rc2-a3",
               "sglang_router_metrics_port": 30000, "sglang_k8s_instances": {"prefill": 4, "decode": 2, "router": 2},
               "sglang_nic": "enp189s0f0", "sglang_model_path": "/models/DeepSeek-R1",
-              "sglang_overrides": {"prefill": {"env": SPECIAL}}}
+              "sglang_overrides": {"prefill": {"env": SPECIAL}}, "sglang_restart_batch": "50%"}
 
 
 def test_the_reader_is_as_strict_as_kubectl() -> None:
@@ -63,12 +63,16 @@ def test_kubernetes_export_takes_every_value_as_given(tmp_path: Path, how: str) 
     out = _export(tmp_path, how)
     docs = {p.name: go_load(p.read_text()) for p in sorted(out.iterdir())}
     assert set(docs) == {"rolebasedgroup-ds-r1.yaml", "service-ds-r1-router.yaml",
-                         "service-ds-r1-prefill-leaders.yaml", "service-ds-r1-decode-leaders.yaml"}
+                         "podmonitor-ds-r1-prefill.yaml", "podmonitor-ds-r1-decode.yaml", "prometheusrule-ds-r1.yaml"}
     for doc in docs.values():
         assert doc["metadata"]["namespace"] == "llm"
         assert all(isinstance(v, str) for v in doc["metadata"].get("labels", {}).values()), doc["metadata"]
     roles = {r["name"]: r for r in docs["rolebasedgroup-ds-r1.yaml"]["spec"]["roles"]}
     assert (roles["prefill"]["replicas"], roles["decode"]["replicas"], roles["router"]["replicas"]) == (4, 2, 2)
+    # restart.yml's batch is each server role's maxUnavailable, a percentage kept a string (the CRD's int-or-string).
+    for role in ("prefill", "decode"):
+        assert roles[role]["rolloutStrategy"] == {"type": "RollingUpdate",
+                                                  "rollingUpdate": {"maxUnavailable": "50%", "maxSurge": 0}}
     prefill = roles["prefill"]["leaderWorkerPattern"]["template"]["spec"]
     container = prefill["containers"][0]
     env = {e["name"]: e.get("value") for e in container["env"]}

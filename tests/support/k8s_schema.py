@@ -2,7 +2,7 @@
 
 - Core objects (Service, Deployment, and every pod template as a Pod): ``kubernetes-validate``'s strict schemas of
   one pinned Kubernetes release (additionalProperties false: an unknown field fails).
-- Custom resources (RoleBasedGroup, LeaderWorkerSet): the ``openAPIV3Schema`` of the CRD vendored under
+- Custom resources (RoleBasedGroup, LeaderWorkerSet, PodMonitor, PrometheusRule): the ``openAPIV3Schema`` of the CRD vendored under
   tests/fixtures/k8s/crds (SOURCES.md names the repository and commit), with jsonschema, plus the API server's
   rule that jsonschema does not know: a structural schema lists an object's fields, and a field it does not list is
   unknown (pruned, or refused with strict field validation) unless the schema preserves unknown fields.
@@ -25,11 +25,15 @@ from referencing import Registry, Resource
 KUBERNETES = "1.34.0"
 CRDS = Path(__file__).resolve().parents[1] / "fixtures" / "k8s" / "crds"
 CRD_FILES = {("workloads.x-k8s.io", "RoleBasedGroup"): "workloads.x-k8s.io_rolebasedgroups.yaml",
-             ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): "leaderworkerset.x-k8s.io_leaderworkersets.yaml"}
+             ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): "leaderworkerset.x-k8s.io_leaderworkersets.yaml",
+             ("monitoring.coreos.com", "PodMonitor"): "monitoring.coreos.com_podmonitors.yaml",
+             ("monitoring.coreos.com", "PrometheusRule"): "monitoring.coreos.com_prometheusrules.yaml"}
+# The kinds custom_problems validates (the others are core objects).
+CUSTOM_KINDS = frozenset(kind for unused, kind in CRD_FILES)
 
 
 def _load_crds() -> dict[tuple[str, str], dict[str, Any]]:
-    """Both CRDs, parsed when this module is imported: ansible-test units runs each test in a process forked after
+    """The CRDs, parsed when this module is imported: ansible-test units runs each test in a process forked after
     collection, where a lazily parsed 4 MB of YAML would be parsed again for every test."""
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     return {key: yaml.load((CRDS / name).read_text(), Loader=loader) for key, name in CRD_FILES.items()}

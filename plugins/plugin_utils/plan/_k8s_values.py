@@ -74,6 +74,20 @@ def instances(value: Any, errors: Collector, where: c.Where) -> dict[str, int] |
     return out
 
 
+def partition(value: Any, errors: Collector, where: c.Where) -> dict[str, int] | None:
+    """role -> the workload's rollout partition (instances below it are not updated); the roles are checked against
+    the profile by the export."""
+    if not isinstance(value, dict):
+        where.add(errors, f"must be a mapping of role -> instance index, got {c.type_name(value)} {c.shown(value)}")
+        return None
+    out: dict[str, int] = {}
+    for role, index in value.items():
+        number = c.integer(index, errors, c.Where(f"{where.variable}.{role}", str(role)), 0, MAX_INSTANCES)
+        if number is not None:
+            out[str(role)] = number
+    return out
+
+
 def secret_flags(value: Any, errors: Collector, where: c.Where) -> dict[str, list[str]] | None:
     """role -> the --flags whose values come from the Kubernetes Secret (key: the flag without its dashes)."""
     if not isinstance(value, dict):

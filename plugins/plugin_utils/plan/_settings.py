@@ -555,6 +555,16 @@ TABLE: tuple[Setting, ...] = (
       _k8s_values.object_name, "sglang-secrets"),
     S("sglang_k8s_secret_flags", RUN, "Kubernetes export: role -> the --flags whose values come from the Secret "
       "(its key: the flag without the leading dashes, e.g. api-key).", _k8s_values.secret_flags, type="dict"),
+    S("sglang_k8s_router_discovery", RUN, "Kubernetes export: a router with a worker API (not --mini-lb) finds its "
+      "workers by label (sglang-router's Kubernetes service discovery, with a ServiceAccount allowed to list and "
+      "watch the namespace's pods) instead of a fixed list; a --mini-lb router keeps its fixed list.",
+      c.boolean, True, "bool"),
+    S("sglang_k8s_prometheus_operator", RUN, "Kubernetes export: with metrics on (sglang_metrics), a PodMonitor per "
+      "role and the alert and recording rules of monitoring.yml as a PrometheusRule (monitoring.coreos.com/v1, "
+      "for a Prometheus Operator in the cluster).", c.boolean, True, "bool"),
+    S("sglang_k8s_rollout_partition", RUN, "Kubernetes export: server role -> its rolling update's partition (the "
+      "instances below it keep their version: hold a role with its count, a canary with its count - 1); default: "
+      "none, every instance is updated.", _k8s_values.partition, type="dict"),
     S("sglang_k8s_startup_seconds", RUN, "Kubernetes export: how long a server may take to load its model before "
       "the liveness probe counts (the startup probe's allowance).", _int(60, 86400), 3600, "int"),
     S("sglang_preflight_fail_on", RUN, "Stop deploy/preflight on: fail, warn or never.", _word("fail", "warn", "never"), choices=('fail', 'warn', 'never')),

@@ -22,7 +22,8 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._container impo
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._errors import Collector, PlanError
 from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._k8s_placement import KubePlacement, Workload
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import plan
-from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import Plan
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import Plan, Service
+from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._k8s_discovery import Discovery
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import Profile, load_profile
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._topology import build_inventory, stand_in_fleet
 
@@ -60,6 +61,11 @@ def export(profile_id: str, variables: Mapping[str, Any], nic: Any = None, error
     own = {name: value for name, value in variables.items() if name.startswith(PREFIX)}
     checked = _settings.check_one_values(own, errors)
     counts = _counts(profile, checked.get("sglang_k8s_instances"), errors)
+    partitions = checked.get("sglang_k8s_rollout_partition") or {}
+    for role in partitions:
+        if role not in profile.server_roles:
+            c.Where(f"sglang_k8s_rollout_partition.{role}").add(
+                errors, f"not a server role of profile '{profile.id}' ({', '.join(profile.server_roles)})")
     checked_nic = c.nic(nic, errors, c.Where("sglang_nic")) if nic is not None else None
     if checked_nic is None and nic is None and any(profile.roles[r].nnodes > 1 for r in profile.server_roles):
         c.Where("sglang_nic").add(errors, f"profile '{profile.id}' runs multi-node instances: set the NIC of HCCL/GLOO "
@@ -83,8 +89,47 @@ def export(profile_id: str, variables: Mapping[str, Any], nic: Any = None, error
     workload = Workload(kind, name, checked["sglang_k8s_namespace"])
     inventory = build_inventory(groups, hostvars, planned_vars)
     inventory = dataclasses.replace(inventory, findings=tuple(errors.findings) + inventory.findings)
+    placed = _plan(profile, inventory, KubePlacement(workload=workload), checked)
+    discovery = None
+    router = _router(placed)
+    if checked["sglang_k8s_router_discovery"] and router is not None and not router.mini_lb:
+        ports = {role: _leader(placed, role).port for role in profile.server_roles}
+        port = ports[profile.server_roles[0]]
+        if len(set(ports.values())) > 1:
+            # The router dials every discovered pod on one port: the roles' ports made one (the first role's).
+            placed = _plan(profile, inventory, KubePlacement(workload=workload, server_port=port), checked)
+            router = _router(placed)
+        if router is not None and router.boot_workers is None:
+            c.Where("sglang_k8s_router_discovery").add(
+                errors, "the router's worker flags (--prefill, --decode, --worker-urls) are not one run in its launch, "
+                        "so discovery cannot replace them: set sglang_k8s_router_discovery=false")
+            errors.raise_if_any()
+        discovery = Discovery(namespace=workload.namespace, port=port,
+                              selectors={role: manifests.leader_selector(workload, role)
+                                         for role in profile.server_roles},
+                              service_account=f"{name}-router")
+    shm = planned_vars.get("sglang_container_shm_size", DEFAULT_SHM_SIZE)
+    options = manifests.Options(
+        workload=workload, npu_resource=checked["sglang_k8s_npu_resource"],
+        startup_seconds=checked["sglang_k8s_startup_seconds"], shm_size=manifests.quantity(shm),
+        router_replicas=counts["router"], secret_name=checked["sglang_k8s_secret_name"],
+        model_pvc=checked.get("sglang_k8s_model_pvc"), discovery=discovery,
+        # The servers' metrics (sglang_metrics) for a Prometheus Operator in the cluster.
+        scrape_interval=(str(placed.monitoring["scrape_interval"])
+                         if checked["sglang_k8s_prometheus_operator"] and placed.monitoring.get("metrics") else None),
+        # restart.yml's batch (checked by the planner, its default from the settings table) as maxUnavailable.
+        max_unavailable=placed.settings["sglang_restart_batch"], partitions=partitions)
+    if options.model_pvc:
+        _check_claim_root(placed, errors)
+        errors.raise_if_any()
+    objects = manifests.manifests(placed, profile.server_roles, options)
+    return Export(plan=placed, roles=profile.server_roles, options=options, objects=objects)
+
+
+def _plan(profile: Profile, inventory: Any, placement: KubePlacement, checked: Mapping[str, Any]) -> Plan:
+    """The plan on Kubernetes; raises PlanError with every finding, naming the variables the operator set."""
     try:
-        placed = plan(profile, inventory, KubePlacement(workload=workload))  # raises PlanError with every finding
+        return plan(profile, inventory, placement)
     except PlanError as exc:
         if checked.get("sglang_k8s_secret_flags") is not None:
             # The planner checks the flags as sglang_secrets, which the export made of sglang_k8s_secret_flags:
@@ -92,17 +137,15 @@ def export(profile_id: str, variables: Mapping[str, Any], nic: Any = None, error
             exc.findings = [dataclasses.replace(f, variable="sglang_k8s_secret_flags." + f.variable.split(".", 1)[1])
                             if (f.variable or "").startswith("sglang_secrets.") else f for f in exc.findings]
         raise
-    shm = planned_vars.get("sglang_container_shm_size", DEFAULT_SHM_SIZE)
-    options = manifests.Options(
-        workload=workload, npu_resource=checked["sglang_k8s_npu_resource"],
-        startup_seconds=checked["sglang_k8s_startup_seconds"], shm_size=manifests.quantity(shm),
-        router_replicas=counts["router"], secret_name=checked["sglang_k8s_secret_name"],
-        model_pvc=checked.get("sglang_k8s_model_pvc"))
-    if options.model_pvc:
-        _check_claim_root(placed, errors)
-        errors.raise_if_any()
-    objects = manifests.manifests(placed, profile.server_roles, options)
-    return Export(plan=placed, roles=profile.server_roles, options=options, objects=objects)
+
+
+def _router(placed: Plan) -> Service | None:
+    return next((svc for host in placed.hosts.values() for svc in host.services if svc.role == "router"), None)
+
+
+def _leader(placed: Plan, role: str) -> Service:
+    return next(svc for host in placed.hosts.values() for svc in host.services
+                if svc.role == role and svc.node_rank == 0)
 
 
 def _check_claim_root(placed: Plan, errors: Collector) -> None:

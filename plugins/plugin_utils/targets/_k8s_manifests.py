@@ -12,9 +12,15 @@ equal: they are, since nothing in them but placement values differs between inst
   a failed pod recreates its whole instance) and a standalone router role that starts after them.
 - ``lws``: a LeaderWorkerSet per server role (leaderworkerset.x-k8s.io/v1, RecreateGroupOnPodRestart) and the router
   as a Deployment.
-Both: a ClusterIP Service for the router, a headless Service of each role's leaders; server pods on the host
-network (the Ascend RDMA path) and each alone on its node (ports of the host network cannot be shared); NPUs as an
-extended resource; the driver files as read-only hostPaths; /dev/shm a memory emptyDir; secrets from a Secret.
+Both: a ClusterIP Service for the router, and no Service of the export's own for a server role: the workload makes
+one headless Service per role (LeaderWorkerSet: named after it, subdomainPolicy Shared; RoleBasedGroup:
+s-<rbg>-<role>), which gives the pods the DNS names the ranks, the MemFabric store and a --mini-lb router dial;
+the discovering router and the PodMonitors find the pods by label.  Server pods on the host network (the Ascend
+RDMA path) and each alone on its node (ports of the host network cannot be shared); NPUs as an extended resource;
+the driver files as read-only hostPaths; /dev/shm a memory emptyDir; secrets from a Secret.
+A router with a worker API finds the leaders by label (plugin_utils/targets/_k8s_discovery.py), under a
+ServiceAccount of its own; a --mini-lb router keeps the planned list.  With metrics on, a PodMonitor per role and the
+deployment's rules as a PrometheusRule (plugin_utils/targets/_k8s_monitoring.py).
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ import posixpath
 import re
 from typing import Any, Mapping
 
+from ansible_collections.ascend.sglang.plugins.plugin_utils.targets import _k8s_discovery, _k8s_monitoring
+from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._k8s_discovery import Discovery
 from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._k8s_placement import POD_IP_VAR, Workload
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import Plan, Service
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._serialize import yaml_text
@@ -51,6 +59,14 @@ class Options:
     router_replicas: int
     secret_name: str
     model_pvc: str | None = None
+    # The router discovers its workers (None: the planned list, as a --mini-lb router keeps it).
+    discovery: Discovery | None = None
+    # A PodMonitor per role and a PrometheusRule, scraped at this interval (None: no monitoring objects).
+    scrape_interval: str | None = None
+    # A server role's rolling update: instances out of service at once (sglang_restart_batch: a count or "N%").
+    max_unavailable: int | str = 1
+    # role -> its rollout partition (sglang_k8s_rollout_partition); a role not named: none.
+    partitions: Mapping[str, int] = dataclasses.field(default_factory=dict)
 
 
 def quantity(size: str) -> str:
@@ -142,8 +158,18 @@ def _volumes(svc: Service, opts: Options) -> tuple[list[dict[str, Any]], list[di
     return volumes, mounts
 
 
+def _args(svc: Service, opts: Options) -> list[str]:
+    """The service's argv; a discovering router's with its worker flags replaced by the discovery flags."""
+    if svc.role == "router" and opts.discovery is not None:
+        if svc.boot_workers is None:
+            raise TemplateMismatch(f"{svc.name}: no worker flags to replace by discovery (a --mini-lb router, or "
+                                   "its worker flags apart from each other)")
+        return _k8s_discovery.router_args(list(svc.argv), svc.boot_workers, opts.discovery)
+    return list(svc.argv)
+
+
 def _container(svc: Service, image: str, opts: Options, mounts: list[dict[str, Any]]) -> dict[str, Any]:
-    container: dict[str, Any] = {"name": CONTAINER, "image": image, "command": _command(svc), "args": list(svc.argv),
+    container: dict[str, Any] = {"name": CONTAINER, "image": image, "command": _command(svc), "args": _args(svc, opts),
                                  "env": _env(svc, opts)}
     ports = _ports(svc)
     if ports:
@@ -163,6 +189,12 @@ def pod_template(svc: Service, plan: Plan, opts: Options, labels: Mapping[str, s
     image = plan.container.image if plan.container else ""
     spec: dict[str, Any] = {"containers": [_container(svc, image, opts, mounts)]}
     pod_labels = dict(labels)
+    metadata: dict[str, Any] = {"labels": pod_labels}
+    if opts.discovery is not None and svc.role == "prefill" and svc.bootstrap_port is not None:
+        # Where the discovering router reads a prefill worker's bootstrap port (every instance has the role's).
+        metadata["annotations"] = {_k8s_discovery.BOOTSTRAP_PORT_ANNOTATION: str(svc.bootstrap_port)}
+    if opts.discovery is not None and svc.role == "router":
+        spec["serviceAccountName"] = opts.discovery.service_account
     if svc.role != "router":
         if svc.node_rank == 0:
             pod_labels[LABEL_LEADER] = "true"
@@ -177,7 +209,7 @@ def pod_template(svc: Service, plan: Plan, opts: Options, labels: Mapping[str, s
             "topologyKey": "kubernetes.io/hostname"}]}}
     if volumes:
         spec["volumes"] = volumes
-    return {"metadata": {"labels": pod_labels}, "spec": spec}
+    return {"metadata": metadata, "spec": spec}
 
 
 def _by_role(plan: Plan) -> dict[str, dict[int, dict[int, Service]]]:
@@ -214,6 +246,16 @@ def role_services(by_role: Mapping[str, Mapping[int, Mapping[int, Service]]], ro
     return leader, worker, len(instances), leader.nnodes
 
 
+def _rolling(opts: Options, role: str) -> dict[str, Any]:
+    """A server role's rolling update, as restart.yml restarts: sglang_restart_batch instances out of service at
+    once, and no instance above the role's count (a surge needs idle NPU nodes the deployment does not have); with a
+    partition, the instances below it keep their version (upgrade.yml's canary, by the workload)."""
+    out: dict[str, Any] = {"maxUnavailable": opts.max_unavailable, "maxSurge": 0}
+    if role in opts.partitions:
+        out["partition"] = opts.partitions[role]
+    return out
+
+
 def _metadata(name: str, opts: Options, labels: Mapping[str, str]) -> dict[str, Any]:
     return {"name": name, "namespace": opts.workload.namespace, "labels": dict(labels)}
 
@@ -226,9 +268,8 @@ def _leader_patch(leader: dict[str, Any]) -> dict[str, Any]:
     return {"metadata": {"labels": {LABEL_LEADER: "true"}}, "spec": {"containers": [{"name": CONTAINER, **added}]}}
 
 
-def _services(plan: Plan, opts: Options, leaders: Mapping[str, Service], router: Service | None
-              ) -> list[dict[str, Any]]:
-    """The router's Service and a headless Service of each role's leaders (``leaders``: role -> rank 0)."""
+def _services(plan: Plan, opts: Options, router: Service | None) -> list[dict[str, Any]]:
+    """The router's Service (the server roles' headless Services are the workload's own)."""
     out = []
     if router is not None:
         labels = _labels(opts, "router", plan)
@@ -237,19 +278,16 @@ def _services(plan: Plan, opts: Options, leaders: Mapping[str, Service], router:
         out.append({"apiVersion": "v1", "kind": "Service",
                     "metadata": _metadata(f"{opts.workload.name}-router", opts, labels),
                     "spec": {"type": "ClusterIP", "selector": _selector(opts, "router"), "ports": ports}})
-    for role, leader in leaders.items():
-        labels = _labels(opts, role, plan)
-        ports = [{"name": p["name"], "port": p["containerPort"], "targetPort": p["containerPort"], "protocol": "TCP"}
-                 for p in _ports(leader)]
-        out.append({"apiVersion": "v1", "kind": "Service",
-                    "metadata": _metadata(f"{opts.workload.name}-{role}-leaders", opts, labels),
-                    "spec": {"clusterIP": "None", "selector": {**_selector(opts, role), LABEL_LEADER: "true"},
-                             "ports": ports}})
     return out
 
 
 def _selector(opts: Options, role: str) -> dict[str, str]:
     return {"app.kubernetes.io/instance": opts.workload.name, "app.kubernetes.io/component": role}
+
+
+def leader_selector(workload: Workload, role: str) -> dict[str, str]:
+    """The labels of a server role's leader pods (rank 0 of each instance): the pods that serve HTTP."""
+    return {"app.kubernetes.io/instance": workload.name, "app.kubernetes.io/component": role, LABEL_LEADER: "true"}
 
 
 def manifests(plan: Plan, roles: tuple[str, ...], opts: Options) -> list[dict[str, Any]]:
@@ -275,7 +313,9 @@ def manifests(plan: Plan, roles: tuple[str, ...], opts: Options) -> list[dict[st
             }
             if worker is not None:
                 pattern["leaderTemplatePatch"] = _leader_patch(leader)
-            rbg_roles.append({"name": role, "replicas": count, "labels": labels, "leaderWorkerPattern": pattern})
+            rbg_roles.append({"name": role, "replicas": count, "labels": labels,
+                              "rolloutStrategy": {"type": "RollingUpdate", "rollingUpdate": _rolling(opts, role)},
+                              "leaderWorkerPattern": pattern})
         else:
             template: dict[str, Any] = {
                 "size": nnodes,
@@ -288,6 +328,7 @@ def manifests(plan: Plan, roles: tuple[str, ...], opts: Options) -> list[dict[st
                 "apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
                 "metadata": _metadata(opts.workload.group(role), opts, labels),
                 "spec": {"replicas": count,
+                         "rolloutStrategy": {"type": "RollingUpdate", "rollingUpdateConfiguration": _rolling(opts, role)},
                          # Not LeaderReady: the leader (rank 0) is ready only once every rank has joined it.
                          "startupPolicy": "LeaderCreated",
                          "networkConfig": {"subdomainPolicy": "Shared"},
@@ -310,7 +351,28 @@ def manifests(plan: Plan, roles: tuple[str, ...], opts: Options) -> list[dict[st
             "metadata": _metadata(opts.workload.name, opts, {k: v for k, v in _labels(opts, "router", plan).items()
                                                              if k != "app.kubernetes.io/component"}),
             "spec": {"roles": rbg_roles}})
-    return objects + _services(plan, opts, leaders, router)
+    objects += _services(plan, opts, router)
+    if router is not None and opts.discovery is not None:
+        objects += _k8s_discovery.rbac(opts.discovery, {"namespace": opts.workload.namespace,
+                                                        "labels": _labels(opts, "router", plan)})
+    if opts.scrape_interval is not None:
+        objects += _monitors(plan, opts, leaders, router)
+    return objects
+
+
+def _monitors(plan: Plan, opts: Options, leaders: Mapping[str, Service], router: Service | None
+              ) -> list[dict[str, Any]]:
+    """A PodMonitor of every role that serves metrics (servers: /metrics on their port, every rank; a Rust router:
+    its exporter) and the deployment's PrometheusRule."""
+    interval = str(opts.scrape_interval)
+    out = [_k8s_monitoring.pod_monitor(plan, opts.workload, role, svc, PORT_NAMES["http"], interval,
+                                       _labels(opts, role, plan), _selector(opts, role))
+           for role, svc in leaders.items()]
+    if router is not None and "metrics" in router.listens:
+        out.append(_k8s_monitoring.pod_monitor(plan, opts.workload, "router", router, PORT_NAMES["metrics"], interval,
+                                               _labels(opts, "router", plan), _selector(opts, "router")))
+    group_labels = {k: v for k, v in _labels(opts, "router", plan).items() if k != "app.kubernetes.io/component"}
+    return out + [_k8s_monitoring.prometheus_rule(plan, opts.workload, group_labels)]
 
 
 def file_name(obj: Mapping[str, Any]) -> str:

@@ -10,6 +10,9 @@ Pure; no Ansible import.  The planner fills a profile's launch with these answer
 - rank 0 of an instance as other services dial it (router upstreams, the MemFabric store): the leader pod's DNS name;
 - the bootstrap port: the role's own for every instance (each instance has nodes of its own: exclusive topology);
 - ``--base-gpu-id``: 0 (the device plugin gives a pod its NPUs, numbered from 0 inside it);
+- ``--port`` of every server role: one port, when the router discovers its workers (sglang-router's service discovery
+  dials every pod it finds on one port; each server pod has its node to itself, so the roles need no ports of
+  their own there);
 - a router bound to loopback on its host binds its pod's address, where its Service reaches it.
 Kubernetes expands ``$(NAME)`` in a container's args from the container's environment.
 """
@@ -63,8 +66,12 @@ class Workload:
 @dataclasses.dataclass(frozen=True)
 class KubePlacement(Placement):
     workload: Workload
+    # The one port every server role listens on (the router's --service-discovery-port); None: each role's own.
+    server_port: int | None = None
 
     def server_spec(self, spec: RoleSpec) -> RoleSpec:
+        if self.server_port is not None and spec.port != self.server_port:
+            spec = dataclasses.replace(spec, port=self.server_port)
         if "--base-gpu-id" not in spec.args and not spec.base_gpu_id:
             return spec
         args = {flag: (0 if flag == "--base-gpu-id" else value) for flag, value in spec.args.items()}

@@ -91,7 +91,15 @@ def _alert(name: str, expr: str, for_: str, severity: str, summary: str, descrip
 
 
 def rules(plan: Plan) -> str:
-    """The recording and alerting rules of one plan."""
+    """The recording and alerting rules of one plan: the rule file monitoring.yml writes."""
+    name = deployment(plan)
+    head = (f"# Recording and alerting rules of the SGLang deployment {name} of profile {plan.profile} (ascend.sglang, "
+            "from its\n# plan: rerun playbooks/monitoring.yml after the inventory or the profile changed).\n")
+    return head + _yaml({"groups": rule_groups(plan)})
+
+
+def rule_groups(plan: Plan) -> list[dict[str, Any]]:
+    """The rule groups of one plan (a rule file's ``groups``; the Kubernetes export's PrometheusRule holds them)."""
     mon = plan.monitoring
     profile = plan.profile
     name = deployment(plan)
@@ -169,13 +177,10 @@ def rules(plan: Plan) -> str:
         f"{mon['ttft_source']})."))
     for alert in alerts:  # every alert names its deployment, whatever its expression keeps of the series' labels
         alert["labels"]["deployment"] = name
-    head = (f"# Recording and alerting rules of the SGLang deployment {name} of profile {profile} (ascend.sglang, from its\n"
-            "# plan: rerun playbooks/monitoring.yml after the inventory or the profile changed).\n")
-    doc = {"groups": [
+    return [
         {"name": f"sglang-{name}-recording", "interval": interval, "rules": recording},
         {"name": f"sglang-{name}-alerts", "interval": interval, "rules": alerts},
-    ]}
-    return head + _yaml(doc)
+    ]
 
 
 def files(plan: Plan, base: str) -> dict[str, str]:

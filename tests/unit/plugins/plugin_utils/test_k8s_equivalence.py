@@ -5,7 +5,10 @@ The host plan is planned on an inventory of its own (one host per rank, addresse
 (stand-in hosts, the Kubernetes placement). The placement values are put back by name (the pod's own address, the
 leader address and worker index the workload injects, the leader pods' DNS names as the controllers form them:
 tests/support/k8s_objects.py) and by flag (a role's bootstrap port, --base-gpu-id), and one recorded deviation is
-applied to the host side: a router bound to loopback on its host binds its pod's address.
+applied to the host side: a router bound to loopback on its host binds its pod's address. A router with a worker API
+discovers its workers (sglang_k8s_router_discovery, on by default): its worker flags are replaced by the discovery
+flags, written here from sglang-router's launcher and the export's labels, and every server role listens on the
+first role's port (the one port the router dials).
 """
 
 from __future__ import annotations
@@ -93,6 +96,17 @@ def _container(template):
     return template["spec"]["containers"][0]
 
 
+def _discovery_flags(profile, pd):
+    """sglang-router 0.3.x's discovery flags (router_args.py: selectors as key=value words) for the leader pods of
+    each server role, by the labels the export documents."""
+    out = ["--service-discovery"]
+    for role in profile.server_roles:
+        out += [f"--{role}-selector" if pd else "--selector", f"app.kubernetes.io/instance={NAME}",
+                f"app.kubernetes.io/component={role}", "ascend.sglang/leader=true"]
+    return out + ["--service-discovery-port", str(profile.roles[profile.server_roles[0]].port),
+                  "--service-discovery-namespace", NAMESPACE]
+
+
 @pytest.mark.parametrize("kind", ["rbg", "lws"])
 @pytest.mark.parametrize("pid", DOCUMENTED)
 def test_every_rank_runs_the_host_plan(pid, kind):
@@ -104,6 +118,8 @@ def test_every_rank_runs_the_host_plan(pid, kind):
     rank0 = {(svc.role, svc.instance): svc.host for svc in services if svc.role != "router" and svc.node_rank == 0}
     dns = {leader_dns(kind, NAME, NAMESPACE, role, index): address for (role, index), address in rank0.items()}
     bootstrap_of = {u["url"]: u["bootstrap_port"] for u in on_hosts.router_upstreams.get("prefill", [])}
+    router_svc = next(svc for svc in services if svc.role == "router")
+    discovers = not router_svc.mini_lb
     checked = 0
     for svc in services:
         leader, worker, replicas, size = pod_templates(objects, kind, NAME, svc.role)
@@ -126,6 +142,12 @@ def test_every_rank_runs_the_host_plan(pid, kind):
         if svc.role == "router" and "--host" in expected and expected[expected.index("--host") + 1] == "127.0.0.1":
             # The recorded deviation: the router's Service reaches it on its pod's address.
             expected[expected.index("--host") + 1] = address
+        if svc.role == "router" and discovers:
+            start, end = svc.boot_workers
+            expected[start:end] = _discovery_flags(profile, "--pd-disaggregation" in expected)
+        elif discovers and "--port" in expected:
+            # One port for every server role: the router's --service-discovery-port.
+            expected[expected.index("--port") + 1] = str(profile.roles[profile.server_roles[0]].port)
         assert args == expected, svc.name
         env = {e["name"]: _put_back(e["value"], values) for e in container["env"] if "value" in e}
         assert env == svc.env, svc.name

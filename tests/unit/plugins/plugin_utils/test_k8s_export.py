@@ -111,7 +111,8 @@ def test_pd_mixed_router_and_a_partial_node():
     a node numbers its NPUs from 0 (the device plugin's), whatever --base-gpu-id the document gives."""
     pid = "qwen3_32b_a3_4c_mixed_4k_1k5_11ms"
     port = load_profile(pid).roles["mixed"].port
-    result = export(pid, nic=None, sglang_k8s_instances={"mixed": 3}, sglang_k8s_kind="lws")
+    result = export(pid, nic=None, sglang_k8s_instances={"mixed": 3}, sglang_k8s_kind="lws",
+                    sglang_k8s_router_discovery=False)
     router = container(pod_templates(result.objects, "lws", "sglang", "router")[0])
     urls = router["args"][router["args"].index("--worker-urls") + 1:][:3]
     assert urls == [f"http://sglang-mixed-{i}.sglang-mixed.default:{port}" for i in range(3)]
@@ -132,3 +133,105 @@ def test_a_claim_is_mounted_at_the_model_paths_common_parent_never_on_root():
         {"name": "model", "mountPath": "/models", "readOnly": True}]
     found = refused(pid, sglang_k8s_model_pvc="models", sglang_draft_model_path="/draft", sglang_container_image=image)
     assert named(found) == {"sglang_k8s_model_pvc"} and len(found) == 1
+
+
+# A PD profile whose router has a worker API (no --mini-lb): 4 single-node prefill instances, 1 decode on 2 nodes.
+PD_RUST = "glm_5_1_a3_48c_pd_65k5_1k_prefix90_50ms"
+
+
+def labels_match(selector_words, labels):
+    return all(labels.get(k) == v for k, v in (w.split("=", 1) for w in selector_words))
+
+
+def selector_words(args, flag):
+    at = args.index(flag) + 1
+    words = []
+    while at < len(args) and not args[at].startswith("--"):
+        words.append(args[at])
+        at += 1
+    return words
+
+
+@pytest.mark.parametrize("kind", ["rbg", "lws"])
+def test_the_router_discovers_the_leader_pods_by_label(kind):
+    profile = load_profile(PD_RUST)
+    result = export(PD_RUST, sglang_k8s_kind=kind, sglang_k8s_namespace="llm", sglang_container_image="x/sglang:t")
+    router_template = pod_templates(result.objects, kind, "sglang", "router")[0]
+    args = container(router_template)["args"]
+    assert "--prefill" not in args and "--decode" not in args and "--service-discovery" in args
+    assert args[args.index("--service-discovery-namespace") + 1] == "llm"
+    port = profile.roles["prefill"].port
+    assert args[args.index("--service-discovery-port") + 1] == str(port)
+    for role in ("prefill", "decode"):
+        leader, worker = pod_templates(result.objects, kind, "sglang", role)[:2]
+        words = selector_words(args, f"--{role}-selector")
+        # Every leader is selected, never another rank (they serve no HTTP) nor the other role's pods.
+        assert labels_match(words, leader["metadata"]["labels"]), role
+        assert worker is None or not labels_match(words, worker["metadata"]["labels"]), role
+        other = pod_templates(result.objects, kind, "sglang", "decode" if role == "prefill" else "prefill")[0]
+        assert not labels_match(words, other["metadata"]["labels"])
+        # One port for both roles: the one the router dials.
+        leader_args = container(leader)["args"]
+        assert leader_args[leader_args.index("--port") + 1] == str(port)
+        assert container(leader)["readinessProbe"]["httpGet"]["port"] == port
+    prefill = pod_templates(result.objects, kind, "sglang", "prefill")[0]
+    bootstrap = container(prefill)["args"][container(prefill)["args"].index("--disaggregation-bootstrap-port") + 1]
+    assert prefill["metadata"]["annotations"] == {"sglang.ai/bootstrap-port": bootstrap}
+    # Its own ServiceAccount, allowed to list and watch pods in its namespace and nothing else.
+    assert router_template["spec"]["serviceAccountName"] == "sglang-router"
+    rbac = {o["kind"]: o for o in result.objects if o["kind"] in ("ServiceAccount", "Role", "RoleBinding")}
+    assert set(rbac) == {"ServiceAccount", "Role", "RoleBinding"}
+    assert all(o["metadata"]["namespace"] == "llm" and o["metadata"]["name"] == "sglang-router" for o in rbac.values())
+    assert rbac["Role"]["rules"] == [{"apiGroups": [""], "resources": ["pods"], "verbs": ["list", "watch"]}]
+    assert rbac["RoleBinding"]["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                                              "name": "sglang-router"}
+    assert rbac["RoleBinding"]["subjects"] == [{"kind": "ServiceAccount", "name": "sglang-router", "namespace": "llm"}]
+    assert not any(o["kind"] == "ClusterRole" for o in result.objects)
+
+
+def test_scaling_a_role_leaves_the_discovering_router_unchanged():
+    def router_args(counts):
+        result = export(PD_RUST, sglang_k8s_instances=counts, sglang_container_image="x/sglang:t")
+        return container(pod_templates(result.objects, "rbg", "sglang", "router")[0])["args"]
+
+    assert router_args({"prefill": 4, "decode": 1}) == router_args({"prefill": 7, "decode": 3})
+    fixed = export(PD_RUST, sglang_k8s_router_discovery=False, sglang_container_image="x/sglang:t")
+    args = container(pod_templates(fixed.objects, "rbg", "sglang", "router")[0])["args"]
+    assert args.count("--prefill") == 4 and "--service-discovery" not in args
+
+
+def test_a_mini_lb_router_keeps_its_fixed_list():
+    """--mini-lb has no worker API and no discovery: the planned list, each role on its documented port."""
+    result = export()
+    args = container(pod_templates(result.objects, "rbg", "sglang", "router")[0])["args"]
+    assert "--mini-lb" in args and "--service-discovery" not in args and args.count("--prefill") == 2
+    decode = container(pod_templates(result.objects, "rbg", "sglang", "decode")[0])["args"]
+    assert decode[decode.index("--port") + 1] == str(load_profile("deepseek_r1_pd32").roles["decode"].port)
+    assert not any(o["kind"] in ("ServiceAccount", "Role", "RoleBinding") for o in result.objects)
+
+
+@pytest.mark.parametrize("kind", ["rbg", "lws"])
+def test_a_role_rolls_as_restart_yml_restarts(kind):
+    """sglang_restart_batch is each server role's maxUnavailable (a count or a percentage); no surge: an instance
+    above the role's count would need idle NPU nodes."""
+    def strategies(**variables):
+        objects = export(sglang_k8s_kind=kind, **variables).objects
+        if kind == "rbg":
+            roles = next(o for o in objects if o["kind"] == "RoleBasedGroup")["spec"]["roles"]
+            return {r["name"]: (r.get("rolloutStrategy") or {}).get("rollingUpdate") for r in roles}
+        return {o["metadata"]["name"]: o["spec"]["rolloutStrategy"]["rollingUpdateConfiguration"]
+                for o in objects if o["kind"] == "LeaderWorkerSet"}
+
+    default = strategies()
+    wanted = {"maxUnavailable": 1, "maxSurge": 0}
+    if kind == "rbg":
+        assert default == {"prefill": wanted, "decode": wanted, "router": None}
+    else:
+        assert default == {"sglang-prefill": wanted, "sglang-decode": wanted}
+    assert {v["maxUnavailable"] for v in strategies(sglang_restart_batch="25%").values() if v} == {"25%"}
+    assert {v["maxUnavailable"] for v in strategies(sglang_restart_batch=2).values() if v} == {2}
+    assert named(refused(sglang_restart_batch="0%")) == {"sglang_restart_batch"}
+    held = strategies(sglang_k8s_rollout_partition={"prefill": 2})
+    assert [v.get("partition") for v in held.values() if v] == [2, None]
+    assert named(refused(sglang_k8s_rollout_partition={"router": 1, "decode": 65})) == {
+        "sglang_k8s_rollout_partition.router", "sglang_k8s_rollout_partition.decode"}

@@ -13,7 +13,7 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._k8s_manifes
 from ansible_collections.ascend.sglang.plugins.plugin_utils.targets import _k8s_export
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import available_profiles, load_profile
 from k8s_objects import pod_templates
-from k8s_schema import as_pod, core_problems, custom_problems, unknown_fields, crd_schema
+from k8s_schema import CUSTOM_KINDS, as_pod, core_problems, custom_problems, unknown_fields, crd_schema
 
 DOCUMENTED = [pid for pid in available_profiles() if load_profile(pid).id == pid]
 VARIABLES = {"sglang_model_path": "/models/m", "sglang_draft_model_path": "/models/draft",
@@ -33,7 +33,7 @@ def export(pid, kind, **more):
 def problems(objects, kind, roles):
     out = []
     for obj in objects:
-        out += custom_problems(obj) if obj["kind"] in ("RoleBasedGroup", "LeaderWorkerSet") else core_problems(obj)
+        out += custom_problems(obj) if obj["kind"] in CUSTOM_KINDS else core_problems(obj)
     for role in (*roles, "router"):
         leader, worker = pod_templates(objects, kind, "sglang", role)[:2]
         for rank, template in (("leader", leader), ("worker", worker)):
@@ -48,10 +48,16 @@ def test_every_manifest_validates(pid, kind):
     objects, profile = export(pid, kind)
     kinds = sorted(obj["kind"] for obj in objects)
     roles = profile.server_roles
+    router = profile.roles.get("router")
+    # A router with a worker API discovers its workers under a ServiceAccount of its own; --mini-lb does not.
+    mini_lb = router is not None and router.args.get("--mini-lb") is True
+    rbac = [] if mini_lb else ["Role", "RoleBinding", "ServiceAccount"]
+    # Metrics are on by default: a PodMonitor per role (the mini load balancer has no exporter) and the rules.
+    rbac += ["PodMonitor"] * (len(roles) + (0 if mini_lb else 1)) + ["PrometheusRule"]
     if kind == "rbg":
-        assert kinds == sorted(["RoleBasedGroup"] + ["Service"] * (len(roles) + 1))
+        assert kinds == sorted(["RoleBasedGroup", "Service"] + rbac)
     else:
-        assert kinds == sorted(["LeaderWorkerSet"] * len(roles) + ["Deployment"] + ["Service"] * (len(roles) + 1))
+        assert kinds == sorted(["LeaderWorkerSet"] * len(roles) + ["Deployment", "Service"] + rbac)
     assert problems(objects, kind, roles) == []
 
 
