@@ -18,7 +18,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 CACHE=$ROOT/.cache/molecule
 # The base image's tag names what debootstrap puts in it (BASE_PACKAGES): a new package list builds a new image.
-BASE_PACKAGES=python3,python3-venv,python3-packaging,systemd,systemd-sysv,dbus,procps,iproute2,curl,ca-certificates,rsync
+BASE_PACKAGES=python3,python3-venv,python3-packaging,systemd,systemd-sysv,dbus,procps,iproute2,curl,ca-certificates,rsync,openssh-server,sudo
 IMAGE=${SGLANG_MOLECULE_IMAGE:-localhost/ascend-sglang-systemd:bookworm-$(printf '%s' "$BASE_PACKAGES" | sha256sum | cut -c1-8)}
 WHEELHOUSE=$CACHE/wheelhouse
 ROUTER_VERSION=0.3.0
@@ -241,6 +241,12 @@ export SGLANG_MOLECULE_HOST_IMAGE=$HOST_IMAGE
 export SGLANG_MOLECULE_TORCH=$STANDIN_TORCH SGLANG_MOLECULE_TORCH_NPU=$STANDIN_TORCH_NPU
 export SGLANG_MOLECULE_TORCH_NPU_OTHER=$STANDIN_TORCH_NPU_OTHER
 export ANSIBLE_PIPELINING=True ANSIBLE_FORCE_COLOR=0 PY_COLORS=0 ANSIBLE_NOCOLOR=1
+# The operator commands of the scenarios reached over ssh (shared/prepare.yml): one ssh connection per host kept open
+# between tasks and between the commands of a run (ControlPersist), each module sent down it (pipelining, above).
+export ANSIBLE_SSH_ARGS='-o ControlMaster=auto -o ControlPersist=60s'
+# The time ssh and sudo get to answer (default 10 s): the hosts share the controller's cores with the scenarios'
+# servers and request loops, and a sudo that had not answered within 12 s once failed retire.yml under that load.
+export ANSIBLE_TIMEOUT=30
 
 # --- run -----------------------------------------------------------------------------------------
 cmd=${MOLECULE_CMD:-test}

@@ -153,3 +153,51 @@ def test_operator_commands_name_shipped_playbooks_by_fqcn():
     profiles = {"deepseek_r1_pd32", "qwen3_32b_a2_8c_mixed_6k_1k5_18ms", "qwen3_480b_a3_16c_mixed_3k5_1k5_50ms"}
     assert profiles | {"render", "status", "restart", "bench", "stop"} <= named
     assert named <= shipped, sorted(named - shipped)
+
+
+def ssh_scenarios():
+    """The scenarios whose operator commands reach their hosts over ssh (molecule_ssh, shared/prepare.yml)."""
+    return [s for s in SCENARIOS
+            if ((load(s / "molecule.yml")["provisioner"].get("inventory") or {}).get("group_vars") or {})
+            .get("all", {}).get("molecule_ssh")]
+
+
+def test_pd_mixed_reaches_its_hosts_over_ssh():
+    assert "pd_mixed" in [s.name for s in ssh_scenarios()]
+
+
+@pytest.mark.parametrize("scenario", ssh_scenarios(), ids=lambda p: p.name)
+def test_an_ssh_scenarios_inventories_name_no_connection(scenario):
+    """The inventories the collection's playbooks run with are an operator's: no ansible_connection anywhere (in
+    hosts.yml, group_vars or host_vars), so the hosts are reached over ssh; the run's connection piece adds only
+    each host's address, account, key and known_hosts (shared/prepare.yml)."""
+    inventories = sorted(p for p in scenario.glob("inventory*") if p.is_dir())
+    assert inventories
+    for inventory in inventories:
+        files = sorted(inventory.rglob("*.yml"))
+        assert any(f.name == "hosts.yml" for f in files), inventory
+        for path in files:
+            assert "ansible_connection" not in yaml.safe_dump(load(path)), path.relative_to(ROOT)
+
+
+def test_every_operator_command_adds_the_runs_connection_piece():
+    """Every ansible-playbook command of the scenarios passes ssh_inventory after its inventory: where the run has a
+    connection piece (a scenario reached over ssh) no command reaches the hosts without it."""
+    seen = 0
+    for path in sorted(MOLECULE.rglob("*.yml")):
+        text = path.read_text()
+        for match in re.finditer(r"'ansible-playbook', '-i', [^\]]+\]( \+ ssh_inventory)?", text):
+            seen += 1
+            assert match.group(1), f"{path.relative_to(ROOT)}: {match.group(0)}"
+        assert not re.search(r"^\s+- ansible-playbook$", text, re.M), f"{path.relative_to(ROOT)}: argv as a list"
+    assert seen >= 6
+
+
+def test_prepare_writes_the_connection_piece_the_commands_read():
+    locations = load(MOLECULE / "shared" / "vars" / "locations.yml")
+    assert locations["ssh_dir"] == "{{ run_dir }}/ssh"
+    assert "ssh_dir ~ '/inventory'" in locations["ssh_inventory"]
+    prepare = (MOLECULE / "shared" / "prepare.yml").read_text()
+    assert '"{{ ssh_dir }}/inventory/host_vars/{{ inventory_hostname }}.yml"' in prepare
+    # Only host_vars: a piece that listed hosts would add them to an inventory that lacks them (inventory_packed_gone).
+    assert "ansible_connection" not in prepare.split("- name: Reach the hosts over ssh")[1]
