@@ -19,10 +19,24 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils.importer._import_doc
 
 RECORD = yaml.safe_load((Path(__file__).with_name("upstream_pages.yml")).read_text(encoding="utf-8"))
 PAGES = os.environ.get("SGLANG_UPSTREAM_PAGES")
+# CI sets SGLANG_UPSTREAM_PAGES_REQUIRED=1 (.ci/run, which points SGLANG_UPSTREAM_PAGES at the copies kept beside
+# the checkout): there the pages' absence fails instead of skipping.
+REQUIRED = os.environ.get("SGLANG_UPSTREAM_PAGES_REQUIRED") == "1"
 
-pytestmark = pytest.mark.skipif(
-    not PAGES, reason="SGLANG_UPSTREAM_PAGES is not set (a directory with the pages tests/golden/upstream_pages.yml "
-                      "names, read from sgl-project/sglang at the recorded commits)")
+
+def missing_reason() -> str | None:
+    """Why the pages cannot be read (None when SGLANG_UPSTREAM_PAGES names a directory)."""
+    if not PAGES:
+        return ("SGLANG_UPSTREAM_PAGES is not set (a directory with the pages tests/golden/upstream_pages.yml names, "
+                "read from sgl-project/sglang at the recorded commits)")
+    if not Path(PAGES).is_dir():
+        return f"SGLANG_UPSTREAM_PAGES={PAGES} is not a directory"
+    return None
+
+
+if missing_reason() and REQUIRED:
+    raise pytest.UsageError(f"SGLANG_UPSTREAM_PAGES_REQUIRED=1 but {missing_reason()}")
+pytestmark = pytest.mark.skipif(missing_reason() is not None, reason=str(missing_reason()))
 
 
 @functools.lru_cache(maxsize=None)

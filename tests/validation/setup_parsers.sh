@@ -55,9 +55,13 @@ if ! "$CACHE/base/bin/python" -c 'import torch, triton, transformers, fastapi' 2
     partial_json_parser huggingface_hub dill sentencepiece uvloop psutil setproctitle msgspec
 fi
 # torchvision has no CPU wheel here; sglang imports it only for multimodal processors, which the
-# argument parser never runs: an import stub (tests/validation/torchvision_stub.py) stands in.
-mkdir -p "$CACHE/stubs/torchvision"
-cp tests/validation/torchvision_stub.py "$CACHE/stubs/torchvision/__init__.py"
+# argument parser never runs: an import stub (tests/validation/import_stub.py) stands in. So it does for
+# xgrammar, which 0.5.16's function-call parsers import at module level (the parser never builds a grammar):
+# one stub rather than a download of the package for every release.
+for stub in torchvision xgrammar; do
+  mkdir -p "$CACHE/stubs/$stub"
+  cp tests/validation/import_stub.py "$CACHE/stubs/$stub/__init__.py"
+done
 for rel in $RELEASES_SGLANG; do
   if [ ! -f "$CACHE/sglang-$rel/.complete" ]; then
     progress "sglang $rel"

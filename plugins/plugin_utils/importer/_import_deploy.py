@@ -284,7 +284,10 @@ def _server_env(launch: Launch, at: _Where, lay: Layout, script: _Script, store:
             continue
         if _ADDRESS.search(value) or _UNFILLED.search(value):
             raise ImportRefusal(f"{where}: {key}={value} names a host or a placeholder the planner cannot compute")
-        env[key] = value
+        # A path the inventory supplies, as an item of a path list (PYTHONPATH=$DRAFT_MODEL_PATH:$PYTHONPATH: the
+        # draft model's own modelling code), is its placeholder, as on the command line.
+        paths = {v: f"{{{k}}}" for k, v in lay.inventory_values().items()}
+        env[key] = ":".join(paths.get(item, item) for item in value.split(":"))
     return env
 
 

@@ -125,6 +125,15 @@ _RUN_TOGETHER_ROW = re.compile(
     rf"^(?P<model>\S+?)Atlas 800I (?P<hw>A\d)(?P<cards>\d+)(?P<mode>{_MODE})(?P<dataset>.+?)(?P<tpot>\d+(?:\.\d+)?)ms"
     r"(?P<quant>.+?)Optimal Configuration$")
 _TABLE_NAMES = {"low latency": "low_latency", "high throughput": "high_throughput"}
+# SGLang's glossary names the nodes "Atlas 800I A2 (A2)" and "Atlas 800I A3 (A3)"; the pages moved to docs/docs/
+# write the same nodes "Ascend A3 Series Products" (their note: each A3 card has 2 dies, as on Atlas 800I A3).
+_HARDWARE = re.compile(r"Atlas 800I (A[23])|Ascend (A[23]) Series Products")
+
+
+def hardware_of(text: str) -> str | None:
+    """``Atlas 800I A3`` or ``Ascend A3 Series Products`` -> ``A3``; None for hardware the planner does not model."""
+    match = _HARDWARE.fullmatch(text.strip())
+    return (match.group(1) or match.group(2)) if match else None
 _BENCH_START = re.compile(r"^\s*python3? -m sglang\.bench_serving\b")
 
 
@@ -293,6 +302,7 @@ def as_printed(text: str) -> Any:
 # --------------------------------------------------------------------------- the MDX form (current per-model pages)
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
+_SUMMARY_COLUMNS = ("Model", "Hardware", "Cards", "Deploy Mode", "Dataset", "TPOT", "Quantization")
 _CELL = re.compile(r"<t[dh][^>]*>(.*?)</t[dh]>", re.DOTALL)
 _TAG = re.compile(r"<[^>]+>")
 _BOLD_KEY = re.compile(r"^\*\*(?P<key>[A-Za-z ]+)\*\*\s*:\s*(?P<value>.+?)\s*$")
@@ -327,6 +337,8 @@ def _mdx_rows(lines: list[str], end: int) -> list[SummaryRow]:
     """The overview tables' rows, written as HTML (<tr><td>) or as Markdown pipe tables."""
     rows: list[SummaryRow] = []
     table = ""
+    # Where each column is: a table's header row names them (the newer pages add a TTFT column after TPOT).
+    columns = list(range(len(_SUMMARY_COLUMNS)))
     text = "\n".join(lines[:end])
     offsets = [0]
     for line in lines[:end]:
@@ -342,16 +354,21 @@ def _mdx_rows(lines: list[str], end: int) -> list[SummaryRow]:
             raw = match.group(3).strip().strip("|").split("|")
         link = re.search(r'href="#([^"]+)"|\]\(#([^)\s]+)\)', raw[-1]) if raw else None
         cells = [" ".join(_TAG.sub("", c).split()) for c in raw]
-        if len(cells) < 7 or cells[0] == "Model" or not cells[2].isdigit():
+        if cells and cells[0] == "Model":
+            if all(name in cells for name in _SUMMARY_COLUMNS):
+                columns = [cells.index(name) for name in _SUMMARY_COLUMNS]
             continue
-        model, hw, cards, mode, dataset, tpot, quant = cells[:7]
+        if len(cells) <= max(columns) or not cells[columns[2]].isdigit():
+            continue
+        model, hw, cards, mode, dataset, tpot, quant = (cells[i] for i in columns)
         tpot_match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*ms", tpot)
         if not (tpot_match and re.fullmatch(_MODE, mode)):
             continue
         line = next(n for n, off in enumerate(offsets) if off > match.start())
-        rows.append(SummaryRow(table=table, model=model, hardware=hw.split()[-1], cards=int(cards), mode=mode,
-                               dataset=dataset, quantization=quant, tpot_ms=float(tpot_match.group(1)),
-                               tpot_text=tpot_match.group(1), tps_text=None, line=line, text=" / ".join(cells[:7]),
+        rows.append(SummaryRow(table=table, model=model, hardware=hardware_of(hw) or hw.split()[-1], cards=int(cards),
+                               mode=mode, dataset=dataset, quantization=quant, tpot_ms=float(tpot_match.group(1)),
+                               tpot_text=tpot_match.group(1), tps_text=None, line=line,
+                               text=" / ".join(cells[i] for i in columns),
                                anchor=anchor_of(next(g for g in link.groups() if g)) if link else None))
     return rows
 

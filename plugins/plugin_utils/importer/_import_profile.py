@@ -27,7 +27,7 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils.core._errors import 
 from ansible_collections.ascend.sglang.plugins.plugin_utils.importer._import_deploy import (
     Deployment, import_deployment, scalar)
 from ansible_collections.ascend.sglang.plugins.plugin_utils.importer._import_doc import (
-    Document, ImportRefusal, Lines, Section, SummaryRow, anchor_of, as_printed, result_lines)
+    Document, ImportRefusal, Lines, Section, SummaryRow, anchor_of, as_printed, hardware_of, result_lines)
 from ansible_collections.ascend.sglang.plugins.plugin_utils.importer._import_script import (
     apply_text_fixes, bench_argv, flag_groups, refuse_credentials, refuse_second_command)
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import (
@@ -100,11 +100,11 @@ def section_meta(section: Section, where: str) -> _Meta:
         return _Meta(match["model"], match["hw"], int(match["cards"]), MODES[match["mode"]], match["dataset"],
                      match["tpot"])
     meta = section.meta
-    hw = re.fullmatch(r"Atlas 800I (A[23])", meta.get("Hardware", ""))
+    hw = hardware_of(meta.get("Hardware", ""))
     tpot = re.fullmatch(r"(\d+(?:\.\d+)?)\s*ms", meta.get("TPOT", ""))
     if meta.get("Model") and hw and meta.get("Cards", "").isdigit() and meta.get("Deploy Mode") in MODES \
             and meta.get("Dataset") and tpot:
-        return _Meta(meta["Model"], hw.group(1), int(meta["Cards"]), MODES[meta["Deploy Mode"]], meta["Dataset"],
+        return _Meta(meta["Model"], hw, int(meta["Cards"]), MODES[meta["Deploy Mode"]], meta["Dataset"],
                      tpot.group(1))
     if meta.get("Hardware") and not hw:
         raise ImportRefusal(f"{where} line {section.line}: the section runs on {meta['Hardware']}, whose NPU layout "

@@ -230,7 +230,11 @@ def substitute_placeholders(text: str, lay: Layout) -> str:
     text = re.sub(r"\bDIP(\d+)\b", lambda m: pick(lay.decode, int(m.group(1)) - 1, m.group(0)), text)
     text = re.sub(r"\bDIP\b", lambda m: pick(lay.decode, 0, m.group(0)), text)
     text = re.sub(r"'IP(\d+)'", lambda m: "'" + pick(lay.mixed, int(m.group(1)) - 1, m.group(0)) + "'", text)
-    text = re.sub(r"MODEL_PATH=(xxx|/path/to/model-weights)\b", f"MODEL_PATH={lay.model_path}", text)
+    # The draft model's placeholder path is the inventory's draft model path, as --speculative-draft-model-path xxx
+    # is below (pages assign DRAFT_MODEL_PATH=/path/to/draft-model-weights and pass $DRAFT_MODEL_PATH).
+    text = re.sub(r"\bDRAFT_MODEL_PATH=(xxx|/path/to/draft-model-weights)\b", f"DRAFT_MODEL_PATH={lay.draft_model_path}",
+                  text)
+    text = re.sub(r"\bMODEL_PATH=(xxx|/path/to/model-weights)\b", f"MODEL_PATH={lay.model_path}", text)
     if re.search(r"\$\{?MODEL_PATH\b", text) and not re.search(r"^\s*(export\s+)?MODEL_PATH=", text, re.MULTILINE):
         # Pages that leave $MODEL_PATH to the operator without assigning it.
         text = f"MODEL_PATH={lay.model_path}\n" + text
@@ -398,10 +402,14 @@ def bench_argv(command: str) -> list[str]:
 
 
 def flag_groups(argv: list[str]) -> list[tuple[str, list[str]]]:
-    """An argv as (flag, values) in order."""
+    """An argv as (flag, values) in order; ``--flag=value`` is ``--flag value``, as argparse reads it (the newer
+    pages write ``--cuda-graph-backend-prefill=disabled``)."""
     groups: list[tuple[str, list[str]]] = []
     for token in argv:
-        if token.startswith("-") and not re.match(r"^-\d", token):
+        if token.startswith("--") and "=" in token:
+            flag, _sep, value = token.partition("=")
+            groups.append((flag, [value]))
+        elif token.startswith("-") and not re.match(r"^-\d", token):
             groups.append((token, []))
         elif groups:
             groups[-1][1].append(token)

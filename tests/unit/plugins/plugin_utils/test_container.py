@@ -205,3 +205,18 @@ def test_servers_that_talk_to_other_hosts_get_the_hosts_hccn_conf():
     assert "/etc/hccn.conf:/etc/hccn.conf:ro" not in alone["mounts"]
     # The driver's tools (hccn_tool) come with the driver directory.
     assert "/usr/local/Ascend/driver:/usr/local/Ascend/driver:ro" in pd["mounts"]
+
+
+def test_every_recorded_image_is_a_pinned_reference_of_its_release() -> None:
+    """The stacks' images (0.5.16's as its installation page names them, in another repository than the
+    others') pass the check an operator's sglang_container_image gets, and each names its release and CANN."""
+    table = load_release_tables()["sglang"]
+    for release in table.releases:
+        stack = table.stack(release)
+        for hardware, image in stack.images.items():
+            errors = Collector()
+            assert container.image_reference(image, errors, container.contract.Where("sglang_container_image")) == image
+            assert not errors.findings, image
+            assert ("a3" if hardware == "A3" else "910b") in image and stack.cann.lower() in image
+    assert table.stack("0.5.16").images == {"A3": "quay.io/ascend/sglang:cann9.0.0-a3-v0.5.16",
+                                            "A2": "quay.io/ascend/sglang:cann9.0.0-910b-v0.5.16"}

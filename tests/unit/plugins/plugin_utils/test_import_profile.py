@@ -337,6 +337,49 @@ def test_the_current_pages_form_imports() -> None:
         import_document(read_document(other, "demo_r1.mdx"))
 
 
+def test_the_moved_pages_hardware_name_and_ttft_column() -> None:
+    """The pages under docs/docs/ write the A3 nodes "Ascend A3 Series Products" and put a TTFT column between TPOT
+    and Quantization: the same profiles as before, read by the header's column names."""
+    before = import_document(read_document(MDX_PIPES, "demo_r1.mdx"))
+    moved = MDX_PIPES.replace("Atlas 800I A3", "Ascend A3 Series Products").replace(
+        "| TPOT | Quantization |", "| TPOT | TTFT | Quantization |").replace("| --- | --- | --- |", "| --- | --- | --- | --- |", 1)
+    moved = moved.replace("| 50ms | W4A8 INT8 |", "| 50ms | - | W4A8 INT8 |")
+    assert "Atlas" not in moved and moved.count("| - |") == 3
+    doc = read_document(moved, "demo_r1.mdx")
+    assert [(r.hardware, r.quantization, r.tpot_ms) for r in doc.rows] == [("A3", "W4A8 INT8", 50.0)] * 3
+    after = import_document(doc)
+    assert [i.id for i in after] == [i.id for i in before]
+    for old, new in zip(before, after):
+        assert new.data["published"] == old.data["published"] and new.data["roles"] == old.data["roles"]
+
+
+def test_a_long_option_written_with_its_value_after_an_equals_sign() -> None:
+    """``--flag=value`` is ``--flag value`` to argparse, so to the importer (not an unknown flag named
+    ``--flag=value``)."""
+    before = import_document(read_document(MDX_PIPES, "demo_r1.mdx"))
+    joined = MDX_PIPES.replace("--chunked-prefill-size 8192", "--chunked-prefill-size=8192")
+    assert joined != MDX_PIPES
+    after = import_document(read_document(joined, "demo_r1.mdx"))
+    assert [i.data["roles"] for i in after] == [i.data["roles"] for i in before]
+
+
+def test_the_draft_model_placeholder_is_the_inventorys_draft_model_path() -> None:
+    """DRAFT_MODEL_PATH=/path/to/draft-model-weights, passed as $DRAFT_MODEL_PATH, is the inventory's draft model
+    path (as the model's own placeholder is its model path), not a literal path in the profile."""
+    page = MDX_PIPES.replace("MODEL_PATH=/path/to/model-weights\n",
+                             "MODEL_PATH=/path/to/model-weights\nDRAFT_MODEL_PATH=/path/to/draft-model-weights\n", 1)
+    page = page.replace("--model-path ${MODEL_PATH} \\\n",
+                        "--model-path ${MODEL_PATH} \\\n        --speculative-draft-model-path $DRAFT_MODEL_PATH \\\n", 1)
+    page = page.replace("DRAFT_MODEL_PATH=/path/to/draft-model-weights\n",
+                        "DRAFT_MODEL_PATH=/path/to/draft-model-weights\nexport PYTHONPATH=${DRAFT_MODEL_PATH}:$PYTHONPATH\n")
+    assert page.count("$DRAFT_MODEL_PATH") == 1
+    pd = import_document(read_document(page, "demo_r1.mdx"))[0]
+    args = pd.data["roles"]["prefill"]["args"]
+    assert args["--speculative-draft-model-path"] == "{draft_model_path}" and args["--model-path"] == "{model_path}"
+    # The draft model's modelling code on the import path: the same placeholder, planned like the flag.
+    assert pd.data["roles"]["prefill"]["env"]["PYTHONPATH"] == "{draft_model_path}:"
+
+
 def test_a_newer_atlas_and_a_section_without_tpot_are_refused_by_name() -> None:
     atlas = MDX.replace("**Hardware**: Atlas 800I A3", "**Hardware**: Atlas 950")
     with pytest.raises(ImportRefusal, match=r"demo_32b.mdx line \d+: the section runs on Atlas 950, whose NPU layout "

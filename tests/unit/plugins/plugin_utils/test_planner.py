@@ -508,7 +508,7 @@ def test_release_rendering_renames_and_records_changes():
     assert {(c["flag"], c["rendered"]) for c in p.release_changes} == {
         ("--cuda-graph-bs", "--cuda-graph-bs-decode"), ("--prefill-round-robin-balance", "(dropped)")}
     assert p.supported_releases["sglang"] == ["0.5.6.post2", "0.5.7", "0.5.8", "0.5.8.post1", "0.5.9",
-                                              "0.5.13.post1", "0.5.23"]
+                                              "0.5.13.post1", "0.5.16", "0.5.23"]
 
 
 def test_flag_newer_than_the_chosen_release_is_an_error():

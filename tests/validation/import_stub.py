@@ -1,6 +1,9 @@
-"""Import stub for torchvision (no CPU wheel exists here): the SGLang argument parser never uses it.
+"""Import stub for a package the SGLang argument parser never uses, installed as that package's __init__.py:
+torchvision (no CPU wheel exists here) and xgrammar (SGLang 0.5.16's server_args imports the function-call
+parsers, one of which imports ``xgrammar.StructuralTag`` at module level; the package is not installed: releases
+are unpacked with --no-deps).
 
-Any ``torchvision.x.y`` submodule imports, and any attribute is a harmless placeholder class, so
+Any ``<package>.x.y`` submodule imports, and any attribute is a harmless placeholder class, so
 module-level ``from torchvision.transforms.functional import InterpolationMode`` succeeds.
 """
 
@@ -23,6 +26,14 @@ class _Placeholder(metaclass=_PlaceholderType):
     def __init__(self, *args, **kwargs):
         pass
 
+    @classmethod
+    def __get_pydantic_core_schema__(cls, _source, _handler):
+        # A placeholder used as a field type of a pydantic model (0.5.16's OpenAI protocol types a field
+        # xgrammar.StructuralTag) accepts anything: no request is ever validated by the parser.
+        from pydantic_core import core_schema  # pylint: disable=import-outside-toplevel
+
+        return core_schema.any_schema()
+
     def __getattr__(self, name):
         return _Placeholder
 
@@ -35,7 +46,7 @@ def _module_getattr(name):
 
 class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def find_spec(self, fullname, path, target=None):
-        if fullname.startswith("torchvision."):
+        if fullname.startswith(__name__ + "."):
             return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
         return None
 
