@@ -77,11 +77,15 @@ def rsync():
     return found
 
 
-def _source(root: Path, shard: int = 200_000) -> dict[str, int]:
+def _source(root: Path, shard: int = 200_000, tail: int = 0) -> dict[str, int]:
+    """A model directory; ``tail`` bytes more in a last file (its name sorts after the others), for a transfer that
+    must still run when a test stops it."""
     (root / "sub").mkdir(parents=True)
     files = {"config.json": b"{}", "sub/tokenizer.json": b"tok" * 10}
     for i in (1, 2, 3):
         files[f"model-0000{i}-of-00003.safetensors"] = os.urandom(shard)
+    if tail:
+        files["zz-tail.bin"] = os.urandom(tail)
     for rel, data in files.items():
         (root / rel).write_bytes(data)
     return {rel: len(data) for rel, data in files.items()}
@@ -151,7 +155,9 @@ def test_a_truncated_shard_and_a_missing_file_are_replaced_the_rest_left_alone(t
 
 @pytest.mark.parametrize("through", ["a shared directory", "a daemon"])
 def test_an_interrupted_pull_keeps_its_bytes_out_of_the_model_directory_and_resumes(tmp_path, rsync, through):
-    expected = _source(tmp_path / "store" / "M", shard=3_000_000)
+    # 3 shards of 3 MB, then 60 MB more: at 2 MB/s the pull runs for half a minute after the point where it is
+    # stopped, however slowly this test's polling is scheduled on a busy machine.
+    expected = _source(tmp_path / "store" / "M", shard=3_000_000, tail=60_000_000)
     source = str(tmp_path / "store" / "M")
     serve_dir = str(tmp_path / "serve")
     if through == "a daemon":  # a delta transfer: the interrupted bytes are the resumed file's basis
@@ -162,7 +168,7 @@ def test_an_interrupted_pull_keeps_its_bytes_out_of_the_model_directory_and_resu
     try:
         path = str(tmp_path / "M")
         files = sorted(expected)
-        _stage.start(path, source, files, False, rsync, 2000, False)  # 2 MB/s: about 4.5 s in all
+        _stage.start(path, source, files, False, rsync, 2000, False)  # 2 MB/s: 1.5 s per shard, 35 s in all
         for _unused in range(400):  # bounded: until rsync has fetched more than one shard's worth of bytes
             if (_stage.poll(path)["progress"] or {}).get("bytes", 0) > 3_500_000:
                 break
