@@ -6,10 +6,12 @@ runs the ascend.sglang.sglang_preflight module on the host."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import typed_plan
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import host_view, typed_plan
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._serialize import plain
 
 PASSED = ("mode", "min_driver_version", "min_cann_version", "min_hbm_free_ratio", "npu_smi", "driver_info",
@@ -29,8 +31,15 @@ class ActionModule(ActionBase):
         if plan is None:
             localhost = (task_vars.get("hostvars") or {}).get("localhost") or {}
             plan = localhost.get("sglang_plan") if hasattr(localhost, "get") else None
-            plan = self._templar.template(plan) if plan is not None else task_vars.get("sglang_plan")
-        if not isinstance(plan, dict) or "hosts" not in plan:
+            if plan is None:
+                plan = task_vars.get("sglang_plan")
+            elif isinstance(plan, Mapping) and isinstance(plan.get("hosts"), Mapping):
+                # This host's part of the plan only, then templated: the whole plan would be templated and copied
+                # on every host of the fleet, a cost that grows with the square of its size.
+                plan = self._templar.template(host_view(plan, str(task_vars.get("inventory_hostname"))))
+            else:
+                plan = self._templar.template(plan)
+        if not isinstance(plan, Mapping) or "hosts" not in plan:
             raise AnsibleActionFail("no plan: run playbooks/plan.yml first (hostvars['localhost'].sglang_plan) "
                                     "or pass plan=")
         try:

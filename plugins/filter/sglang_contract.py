@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._contract import CONTROL_RE, ENV_NAME_RE, MAX_LEN
+# What a filter uses is imported when it runs (plugins/filter/sglang_operations.py says why: Ansible imports every
+# filter file of the collection in each task's worker process).
 
 
 def _check_text(value, what):
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._contract import CONTROL_RE, MAX_LEN
     text = str(value)
     bad = CONTROL_RE.search(text)
     if bad:
@@ -42,6 +44,7 @@ def sglang_unit_word(value, what="a unit setting"):
 
 def sglang_env_name(value):
     """An env-file key: a shell variable name, by full match (a trailing newline is not a name)."""
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._contract import ENV_NAME_RE
     if not isinstance(value, str) or not ENV_NAME_RE.fullmatch(value):
         raise AnsibleFilterError(f"refusing to write the environment variable name {str(value)[:60]!r}: "
                                  "not [A-Za-z_][A-Za-z0-9_]*")

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import typed_plan
-from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._fleet_checks import ping_plan
+# What a filter uses is imported when it runs (plugins/filter/sglang_operations.py says why: Ansible imports every
+# filter file of the collection in each task's worker process).
 
 
 def sglang_ping_plan(plan, results):
     """plan, host -> that host's preflight result => host -> the pings it runs (mode ping of sglang_preflight)."""
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import typed_plan
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._fleet_checks import ping_plan
     observed = {}
     for host, result in (results or {}).items():
         usable = isinstance(result, dict) and not result.get("failed") and not result.get("skipped")

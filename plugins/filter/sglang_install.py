@@ -5,11 +5,13 @@
 
 from __future__ import annotations
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._install import install_plan
+# What a filter uses is imported when it runs (plugins/filter/sglang_operations.py says why: Ansible imports every
+# filter file of the collection in each task's worker process).
 
 
 def sglang_install_plan(release, overrides=None, wheelhouse=""):
     """What sglang_server_install installs for ``release``: pins, wheels, left-out requirements, problems."""
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._install import install_plan
     return install_plan(str(release), dict(overrides or {}), str(wheelhouse or ""))
 
 

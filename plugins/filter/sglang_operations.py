@@ -11,76 +11,85 @@ import os
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.ascend.sglang.plugins.module_utils.files._started import record_path
-from ansible_collections.ascend.sglang.plugins.module_utils.files._units import service_units
-from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._instances import (
-    batch_size, failed_items, instances, pending_instances, restart_batches, routers, without_env,
-)
-from ansible_collections.ascend.sglang.plugins.plugin_utils.core._errors import PlanError
-from ansible_collections.ascend.sglang.plugins.plugin_utils.core._serialize import plain
-from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import HostPlan, typed_plan
-from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._settings import host_values
-from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._status import watchdog_lines
-from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._retire import retire_set
-from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._fleet_record import (
-    CONNECTION_VARS, day_two, day_two_lines, fleet_record,
-)
-from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._upgrade import (
-    due_keys, not_ready, rollback, runtime_change, runtime_identity, upgrade_waves,
-)
-from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._host_files import (
-    generation_paths, purge_paths, retired_paths, sources_cann_env,
-)
+# Each filter imports what it uses when it runs, not this file: Ansible finds a filter of the collection by importing
+# every filter file of it, in every task's worker process on every host (a fresh process: nothing is kept from the
+# task before). Imported here at the top, the planner's and the rollout's modules cost each task that uses any
+# filter of the collection tens of milliseconds per host, whether it needs them or not.
 
 
-def _typed(plan):
-    """The typed plan of sglang_plan (this filter's boundary): an error names what is wrong with it."""
+def _typed(plan, host=None):
+    """The typed plan of sglang_plan (this filter's boundary): an error names what is wrong with it.  With host: the
+    plan as that host's filters see it (typed_plan: only its own part of the hosts is read), which a filter of one
+    host asks for: run on every host of the fleet, it then costs the same whatever the fleet's size."""
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import typed_plan
     try:
-        return typed_plan(plan)
+        return typed_plan(plan, None if host is None else str(host))
     except ValueError as exc:
         raise AnsibleFilterError(str(exc)) from None
 
 
 def sglang_instances(plan):
     """Server instances in rollout order (prefill, decode, mixed), each with all ranks and its router entry."""
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._instances import instances
     return instances(_typed(plan))
 
 
 def sglang_pending_instances(plan, status_by_host):
     """Keys of the instances with a restart pending on a rank (host -> its sglang_service_status result)."""
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._instances import pending_instances
     return pending_instances(_typed(plan), status_by_host)
 
 
 def sglang_restart_batches(selected, batch=1, fleet=0):
     """The batches of a rolling restart: at most ``batch`` instances (a count, or a percentage of ``fleet``) at once,
     never two roles in one batch."""
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._instances import batch_size, restart_batches
     return restart_batches(selected or [], batch_size(batch, int(fleet)))
 
 
 def sglang_failed_items(result):
     """The instances or services a failed looped task of a rolling restart failed on."""
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._instances import failed_items
     return failed_items(result)
 
 
 def sglang_start_records(services):
     """The start records (/run/sglang/<unit>.started) of these services' units and their watchdogs' (names)."""
+    from ansible_collections.ascend.sglang.plugins.module_utils.files._started import record_path
+    from ansible_collections.ascend.sglang.plugins.module_utils.files._units import service_units
     return [record_path(unit) for name in services or [] for unit in service_units(str(name))]
 
 
 def sglang_host_settings(plan, host, own=None):
     """One host's host-scope settings by variable name: the plan's, or for a host the plan has no entry for, its
     own values (own: its hostvars) over the settings table's defaults; the playbooks restate no default."""
-    planned = _typed(plan).hosts.get(str(host)) if plan else None
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.core._errors import PlanError
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._settings import host_values
+    planned = _typed(plan, host).hosts.get(str(host)) if plan else None
     try:
         return host_values(planned.settings if planned is not None else None, str(host), own)
     except PlanError as exc:
         raise AnsibleFilterError(exc.render(f"host {host}")) from None
 
 
+def sglang_host_plan(plan, host):
+    """The plan's dict form as this host sees it (plugin_utils/plan/_records.py host_view): its own part of the
+    hosts, no instances or router upstreams. What a task of one host passes to an action (plan=): the whole plan
+    would be templated and copied once per host, a cost that grows with the square of the fleet."""
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.core._serialize import plain
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import host_view
+    try:
+        view = host_view(plan, str(host))
+    except ValueError as exc:
+        raise AnsibleFilterError(str(exc)) from None
+    return plain(view)
+
+
 def sglang_purge_files(plan, host, settings=None):
     """Every path stop.yml's purge removes on this host (plugin_utils/targets/_host_files.py, the one list of the
     files a host's plan produces); settings: the host's, as sglang_host_settings gives them."""
-    host_plan = _typed(plan).hosts.get(str(host)) if plan else None
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._host_files import purge_paths
+    host_plan = _typed(plan, host).hosts.get(str(host)) if plan else None
     return purge_paths(host_plan, settings)
 
 
@@ -88,6 +97,7 @@ def sglang_retire_set(plan, selectors, force=False, record=None):
     """The server instances retire.yml takes out (rows of sglang_instances, rollout order): those sglang_retire
     names by key or by host; an error says what is wrong (an unknown name, every instance of a role, a --mini-lb
     router), naming the variable."""
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._retire import retire_set
     try:
         return retire_set(_typed(plan), selectors, bool(force), record if isinstance(record, dict) else None)
     except ValueError as exc:
@@ -98,6 +108,8 @@ def sglang_retired_files(services, plan, record=None):
     """The files of the services retire.yml takes off their hosts ({name, inventory_host} each), as {host, path}
     with each host's settings from the plan (a host the plan no longer has: from the controller's record):
     never a host's own files, which its other services use."""
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import HostPlan
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._host_files import retired_paths
     typed = _typed(plan)
     recorded = (record or {}).get("hosts") or {} if isinstance(record, dict) else {}
     out = []
@@ -115,6 +127,8 @@ def sglang_upgrade_waves(plan, decisions, batch=1):
     """The waves of an upgrade (plugin_utils/rollout/_upgrade.py): the instances the fleet's restart decision
     restarts (decisions: the sglang_rollout filter's host -> decision), canaries first, then the others at most
     ``batch`` at a time (a count, or a percentage of the plan's server instances), the roles in step."""
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._instances import batch_size, instances
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._upgrade import due_keys, upgrade_waves
     rows = instances(_typed(plan))
     due = due_keys(rows, decisions or {})
     return upgrade_waves([row for row in rows if row["key"] in due], batch_size(batch, len(rows)))
@@ -122,6 +136,7 @@ def sglang_upgrade_waves(plan, decisions, batch=1):
 
 def sglang_upgrade_rollback(waves, failed):
     """What a failed upgrade wave (its number) puts back on the previous files, and what restarts on them."""
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._upgrade import rollback
     try:
         return rollback(waves or [], int(failed))
     except ValueError as exc:
@@ -131,13 +146,19 @@ def sglang_upgrade_rollback(waves, failed):
 def sglang_upgrade_not_ready(plan, status_by_host):
     """Why the deployment is not where an upgrade may start (host -> its sglang_service_status result), one line
     per rank that does not run, runs other files than its own or is not healthy; empty when it may start."""
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._instances import instances
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._upgrade import not_ready
     return not_ready(instances(_typed(plan)), status_by_host or {})
 
 
 def sglang_generation_files(plan, host, names=None):
     """The services of this host whose files an upgrade keeps as their previous generation, {name, files} each
     (the module ascend.sglang.sglang_generation takes them): the host's server services, or those of ``names``."""
-    host_plan = _typed(plan).hosts.get(str(host)) or HostPlan.empty()
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import HostPlan
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._host_files import (
+        generation_paths, sources_cann_env,
+    )
+    host_plan = _typed(plan, host).hosts.get(str(host)) or HostPlan.empty()
     wanted = None if names is None else {str(n) for n in names}
     return [{"name": str(svc.name), "files": generation_paths(str(svc.name), host_plan.settings, sources_cann_env(svc))}
             for svc in host_plan.services
@@ -146,17 +167,23 @@ def sglang_generation_files(plan, host, names=None):
 
 def sglang_runtime(plan, host):
     """What the servers of this host run for an upgrade's sake: {sglang, image, python} (plugin_utils/rollout/_upgrade.py)."""
-    return runtime_identity(_typed(plan), str(host))
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._upgrade import runtime_identity
+    return runtime_identity(_typed(plan, host), str(host))
 
 
 def sglang_runtime_change(recorded, planned):
     """How the planned runtime (sglang_runtime) differs from the one recorded on a host, one line per difference."""
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._upgrade import runtime_change
     return runtime_change(recorded, planned or {})
 
 
 def sglang_fleet_record(plan, hostvars, previous=None, retired=None):
     """The controller's record of the deployment after a run that succeeded (plugin_utils/rollout/_fleet_record.py):
     the plan's instances and the previous record's instances the plan no longer has, minus ``retired`` (keys)."""
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.core._serialize import plain
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._fleet_record import (
+        CONNECTION_VARS, fleet_record,
+    )
     typed = _typed(plan)
     connections = {}
     for host in typed.hosts:
@@ -179,6 +206,8 @@ def sglang_record_path(plan):
 def sglang_day_two(plan, record, batch=1):
     """What the plan changes of the recorded deployment, as plan.yml shows it: lines (adds, no longer planned,
     upgrade and its waves)."""
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._instances import batch_size, instances
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._fleet_record import day_two, day_two_lines
     typed = _typed(plan)
     rows = instances(typed)
     return day_two_lines(day_two(typed, record if isinstance(record, dict) else None,
@@ -187,11 +216,13 @@ def sglang_day_two(plan, record, batch=1):
 
 def sglang_routers(plan):
     """Router services with base_url and mini_lb (true when the router has no worker API)."""
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._instances import routers
     return routers(_typed(plan))
 
 
 def sglang_watchdog_lines(status_by_host):
     """'host service: watchdog state' for every service with an instance watchdog (doctor.yml)."""
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._status import watchdog_lines
     return watchdog_lines(status_by_host)
 
 
@@ -208,13 +239,15 @@ def sglang_rollout_failures(hostvars, hosts):
 
 def sglang_without_env(services):
     """The services without their environment, for the modules that probe them (status, doctor, health wait)."""
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._instances import without_env
     return without_env(services)
 
 
 class FilterModule:
     def filters(self):
         return {"sglang_failed_items": sglang_failed_items, "sglang_instances": sglang_instances,
-                "sglang_host_settings": sglang_host_settings, "sglang_pending_instances": sglang_pending_instances,
+                "sglang_host_settings": sglang_host_settings, "sglang_host_plan": sglang_host_plan,
+                "sglang_pending_instances": sglang_pending_instances,
                 "sglang_purge_files": sglang_purge_files, "sglang_restart_batches": sglang_restart_batches,
                 "sglang_retire_set": sglang_retire_set, "sglang_retired_files": sglang_retired_files,
                 "sglang_rollout_failures": sglang_rollout_failures, "sglang_routers": sglang_routers,

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import InstancePlan
-from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._rollout import decide
+# What a filter uses is imported when it runs (plugins/filter/sglang_operations.py says why: Ansible imports every
+# filter file of the collection in each task's worker process).
 
 
 def sglang_rollout(reports, instances=None):
     """host -> the renderer's result (ascend.sglang.sglang_render_files) => host -> what that host restarts.
     instances: the plan's instances (sglang_plan.instances), which ranks form each instance."""
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import InstancePlan
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._rollout import decide
     hosts = {}
     for host, report in (reports or {}).items():
         # A host that rendered nothing here (no service of the play's roles) has a skipped or no result.

@@ -8,18 +8,15 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils.core._serialize import plain
-from ansible_collections.ascend.sglang.plugins.plugin_utils.core._table import render
-from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import typed_plan
-from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _model_sources as _sources
-from ansible_collections.ascend.sglang.plugins.plugin_utils.stage._stage_plan import (
-    plan_lines, plan_stage, round_view, summary,
-)
+# What a filter uses is imported when it runs (plugins/filter/sglang_operations.py says why: Ansible imports every
+# filter file of the collection in each task's worker process).
 
 
-def _typed(plan):
+def _typed(plan, host=None):
+    """The typed plan; with host, as that host's filters see it (typed_plan: only its own part of the hosts)."""
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import typed_plan
     try:
-        return typed_plan(plan)
+        return typed_plan(plan, None if host is None else str(host))
     except ValueError as exc:
         raise AnsibleFilterError(str(exc)) from None
 
@@ -31,7 +28,8 @@ def _model_dirs(host_plan):
 
 def sglang_stage_models(plan, host):
     """[{path, source}] of the model directories this host's servers load that sglang_model_source names."""
-    typed = _typed(plan)
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _model_sources as _sources
+    typed = _typed(plan, host)
     sources = _sources.by_path(typed.settings.get("sglang_model_source"), typed.settings.get("sglang_model_path"))
     host_plan = typed.hosts.get(str(host))
     if host_plan is None:
@@ -42,6 +40,9 @@ def sglang_stage_models(plan, host):
 def sglang_stage_plan(plan, hostvars, hosts, result_var="sglang_stage_observed"):
     """The stage's plan from what each host's observe (registered as result_var) found; fails naming every host
     that cannot stage (unreadable source, too little free space)."""
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.core._serialize import plain
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _model_sources as _sources
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.stage._stage_plan import plan_lines, plan_stage
     typed = _typed(plan)
     settings = typed.settings
     sources = _sources.by_path(settings.get("sglang_model_source"), settings.get("sglang_model_path"))
@@ -67,6 +68,8 @@ def sglang_stage_plan(plan, hostvars, hosts, result_var="sglang_stage_observed")
 
 def sglang_stage_round(stage, index, host, hostvars, token, result_var="sglang_stage_observed"):
     """This host's part in round index (0-based): {serve, allow, pulls}."""
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.core._serialize import plain
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.stage._stage_plan import round_view
     transfers = [t for r in stage["rounds"] for t in r]
     hosts = sorted({t["host"] for t in transfers} | {t["sender"] for t in transfers if t["sender"]})
     addresses, allowed, ports = {}, {}, {}
@@ -84,6 +87,9 @@ def sglang_stage_round(stage, index, host, hostvars, token, result_var="sglang_s
 
 def sglang_stage_summary(stage, hostvars, hosts, result_var="sglang_stage_pulled"):
     """{table (lines), failed}: the summary of a stage from each host's pulls (result_var, a list)."""
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.core._serialize import plain
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.core._table import render
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.stage._stage_plan import summary
     results = {str(h): plain((hostvars.get(h) or {}).get(result_var) or []) for h in hosts}
     out = summary(plain(stage), results)
     out["table"] = render(["host", "directory", "from", "files", "bytes", "seconds", "rate"], out["rows"],

@@ -5,6 +5,14 @@ complete by the planner (plan/_planner.py).  Their dict form (``as_dict``) is wh
 sglang_plan and the plan file keeps; ``typed_plan`` turns it back into records at an action's or a filter's
 boundary, the one place controller code reads the plan by key.
 
+What a filter is given is Ansible's view of sglang_plan (ansible-core 2.19+: lazy containers that template each
+value as it is read, values tagged with their origin): a copy of all of it costs as much as the whole plan, and a
+task that runs on every host of the fleet would pay it once per host, so its cost grows with the square of the
+fleet.  ``host_view(value, host)`` and ``typed_plan(value, host)`` read only the plan's small top-level fields and
+that one host's part: what a filter or an action of one host needs, at a cost that does not grow with the fleet.
+The copy is made with plain Python types (``plain``), never through ``copy.deepcopy``, which rebuilds every tagged
+value through its reducer.
+
 Pure; no Ansible import.
 """
 
@@ -177,7 +185,10 @@ class Plan:
         if data.get("plan_version") != PLAN_VERSION:
             raise ValueError(f"a plan of version {data.get('plan_version')!r}, this collection reads version "
                              f"{PLAN_VERSION}: run playbooks/plan.yml again")
-        fields = copy.deepcopy(dict(data))
+        # A copy in plain Python types: the records share nothing with the caller's value. Never copy.deepcopy: a
+        # filter is given Ansible's lazy containers, and copying one copies its templar, whose plugin loaders
+        # ansible-core 2.21 warns about on every run (deprecated instantiation with aliases).
+        fields = plain(data)
         fields["hosts"] = {name: HostPlan.from_dict(host) for name, host in fields["hosts"].items()}
         fields["instances"] = [InstancePlan(**inst) for inst in fields.get("instances") or []]
         if fields.get("container") is not None:
@@ -185,17 +196,38 @@ class Plan:
         return cls(**fields)
 
 
-def typed_plan(value: Any) -> Plan:
-    """The typed plan of what an action or a filter was given (sglang_plan: the plan's dict form): the one place
-    controller code reads the plan by key.  ValueError saying what is wrong (not a plan, another version)."""
+# The parts of the plan whose size grows with the fleet: a plan as one host sees it (host_view) keeps only that
+# host's part of ``hosts`` and none of the others (what a host's filters and its modules' actions read).
+_FLEET_FIELDS = ("hosts", "instances", "router_upstreams")
+
+
+def host_view(value: Any, host: str) -> dict[str, Any]:
+    """The plan's dict form as one host sees it: its own part in ``hosts`` (none when the plan has no entry for it),
+    no instances and no router upstreams, the rest as the whole plan has it (the values themselves, not copies).
+    Reads only those parts of ``value`` (see the module's docstring).  ValueError when ``value`` is not a plan."""
     if isinstance(value, Plan):
+        value = value.as_dict()
+    if not isinstance(value, Mapping) or not isinstance(value.get("hosts"), Mapping):
+        raise ValueError(f"plan: the deployment plan (sglang_plan), got {type(value).__name__}")
+    part = value["hosts"].get(str(host))
+    # Keys first, then only the values kept: reading a value of Ansible's lazy dict templates all of it.
+    return {key: value[key] for key in list(value) if key not in _FLEET_FIELDS} | {
+        "hosts": {str(host): part} if part is not None else {}, "instances": [], "router_upstreams": {}}
+
+
+def typed_plan(value: Any, host: str | None = None) -> Plan:
+    """The typed plan of what an action or a filter was given (sglang_plan: the plan's dict form): the one place
+    controller code reads the plan by key.  ValueError saying what is wrong (not a plan, another version).
+    With ``host``: the plan of ``host_view`` (only that host's part of the plan is read: the cost of one host's
+    filter does not grow with the fleet)."""
+    if isinstance(value, Plan) and host is None:
         return value
+    if host is not None:
+        value = host_view(value, host)
     if not isinstance(value, Mapping) or not isinstance(value.get("hosts"), Mapping):
         raise ValueError(f"plan: the deployment plan (sglang_plan), got {type(value).__name__}")
     try:
-        # Plain Python first: a filter is given Ansible's lazy containers, and copying one copies its templar, whose
-        # plugin loaders ansible-core 2.21 warns about on every run (deprecated instantiation with aliases).
-        return Plan.from_dict(plain(value))
+        return Plan.from_dict(value)
     except (TypeError, KeyError, AttributeError) as exc:
         raise ValueError(f"plan: not a plan of this collection ({exc}): run playbooks/plan.yml again") from None
 
