@@ -26,7 +26,7 @@ import pytest
 from go_yaml import load as kubectl_load
 from k8s_api import PodApi, kubeconfig, running_pod
 from k8s_objects import pod_templates
-from local import free_ports
+from local import free_ports, stop_processes
 from test_playbooks import ansible
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -93,14 +93,7 @@ def stack(tmp_path):
     yield procs, apis
     for api in apis:
         api.stop()
-    for proc in procs:
-        proc.terminate()
-    for proc in procs:
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
+    stop_processes(procs)
 
 
 def test_the_exported_router_follows_pods_added_and_deleted(tmp_path: Path, stack) -> None:

@@ -22,7 +22,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from local import free_ports
+from local import free_ports, stop_processes
 from test_playbooks import adhoc
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -118,13 +118,7 @@ def pd_router(tmp_path_factory):
                "bootstrap_port": boot, "log": log_path,
                "prefill_requests": state / f"pid-{procs[0].pid}.requests.jsonl"}
     finally:
-        for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        stop_processes(procs)
         log.close()
 
 

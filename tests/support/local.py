@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import subprocess
 
 # The default buckets of TokenizerMetricsCollector (python/sglang/srt/metrics/collector.py, v0.5.6.post2): what the
 # stand-in serves and what the generated rules' quantiles interpolate between.
@@ -26,3 +27,15 @@ def free_ports(count: int) -> list[int]:
     finally:
         for sock in socks:
             sock.close()
+
+
+def stop_processes(procs) -> None:
+    """Terminates every process a test started, then waits for each (killed when it does not end in 10 s)."""
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)

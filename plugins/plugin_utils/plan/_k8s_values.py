@@ -62,27 +62,24 @@ def resource(value: Any, errors: Collector, where: c.Where) -> str | None:
 
 def instances(value: Any, errors: Collector, where: c.Where) -> dict[str, int] | None:
     """role -> instance count; the roles themselves are checked against the profile by the export."""
-    if not isinstance(value, dict):
-        where.add(errors, f"must be a mapping of role -> instance count, got {c.type_name(value)} {c.shown(value)}")
-        return None
-    out: dict[str, int] = {}
-    for role, count in value.items():
-        number = c.integer(count, errors, c.Where(f"{where.variable}.{role}", str(role)), 1, MAX_INSTANCES)
-        if number is not None:
-            out[str(role)] = number
     # The counts that passed (a refused one is a finding that stops the export): the export names unknown roles.
-    return out
+    return _per_role(value, errors, where, "instance count", 1)
 
 
 def partition(value: Any, errors: Collector, where: c.Where) -> dict[str, int] | None:
     """role -> the workload's rollout partition (instances below it are not updated); the roles are checked against
     the profile by the export."""
+    return _per_role(value, errors, where, "instance index", 0)
+
+
+def _per_role(value: Any, errors: Collector, where: c.Where, what: str, lowest: int) -> dict[str, int] | None:
+    """role -> an integer from ``lowest`` to MAX_INSTANCES, each checked under <variable>.<role>."""
     if not isinstance(value, dict):
-        where.add(errors, f"must be a mapping of role -> instance index, got {c.type_name(value)} {c.shown(value)}")
+        where.add(errors, f"must be a mapping of role -> {what}, got {c.type_name(value)} {c.shown(value)}")
         return None
     out: dict[str, int] = {}
-    for role, index in value.items():
-        number = c.integer(index, errors, c.Where(f"{where.variable}.{role}", str(role)), 0, MAX_INSTANCES)
+    for role, item in value.items():
+        number = c.integer(item, errors, c.Where(f"{where.variable}.{role}", str(role)), lowest, MAX_INSTANCES)
         if number is not None:
             out[str(role)] = number
     return out
