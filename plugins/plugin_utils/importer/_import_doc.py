@@ -134,6 +134,8 @@ def hardware_of(text: str) -> str | None:
     """``Atlas 800I A3`` or ``Ascend A3 Series Products`` -> ``A3``; None for hardware the planner does not model."""
     match = _HARDWARE.fullmatch(text.strip())
     return (match.group(1) or match.group(2)) if match else None
+
+
 _BENCH_START = re.compile(r"^\s*python3? -m sglang\.bench_serving\b")
 
 
