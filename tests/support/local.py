@@ -1,9 +1,14 @@
-"""What several tests share: free loopback ports, and SGLang's default histogram buckets."""
+"""What several tests share: free loopback ports, SGLang's default histogram buckets, the real promtool, and
+stopping the processes a test started."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import socket
 import subprocess
+
+import pytest
 
 # The default buckets of TokenizerMetricsCollector (python/sglang/srt/metrics/collector.py, v0.5.6.post2): what the
 # stand-in serves and what the generated rules' quantiles interpolate between.
@@ -39,3 +44,14 @@ def stop_processes(procs) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=10)
+
+
+def promtool() -> str:
+    """The real promtool the Prometheus files are checked with: a skip where it is not installed, a failure where CI
+    requires it (SGLANG_PROMTOOL_REQUIRED=1)."""
+    path = shutil.which("promtool")
+    if path is None:
+        if os.environ.get("SGLANG_PROMTOOL_REQUIRED") == "1":
+            pytest.fail("promtool is required here (SGLANG_PROMTOOL_REQUIRED=1) but not installed")
+        pytest.skip("promtool not installed (tests/validation/setup_promtool.sh; Debian: apt-get install prometheus)")
+    return path

@@ -11,8 +11,6 @@ group; no match leaves the target label as it is), over the pod names the worklo
 from __future__ import annotations
 
 import re
-import shutil
-import os
 import subprocess
 
 import pytest
@@ -24,6 +22,7 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import load_profile
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._topology import build_inventory
 from k8s_schema import custom_problems
+from local import promtool
 
 PD_RUST = "glm_5_1_a3_48c_pd_65k5_1k_prefix90_50ms"  # prefill 1 node, decode 2 nodes; a Rust router
 MIXED = "qwen3_32b_a2_8c_mixed_2k_2k_50ms"
@@ -132,15 +131,6 @@ def test_a_mini_lb_router_has_no_monitor():
     objects, unused = exported("deepseek_r1_pd32")
     assert sorted(m["metadata"]["name"] for m in of_kind(objects, "PodMonitor")) == [f"{NAME}-decode",
                                                                                      f"{NAME}-prefill"]
-
-
-def promtool():
-    path = shutil.which("promtool")
-    if path is None:
-        if os.environ.get("SGLANG_PROMTOOL_REQUIRED") == "1":
-            pytest.fail("promtool is required here (SGLANG_PROMTOOL_REQUIRED=1) but not installed")
-        pytest.skip("promtool not installed (tests/validation/setup_promtool.sh; Debian: apt-get install prometheus)")
-    return path
 
 
 def _snake(rule):

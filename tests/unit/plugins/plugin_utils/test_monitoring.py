@@ -10,14 +10,12 @@ from __future__ import annotations
 import dataclasses
 
 import json
-import os
 import re
-import shutil
 import subprocess
 
 import pytest
 import yaml
-from local import BUCKETS
+from local import BUCKETS, promtool
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils.targets import _monitoring
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _metrics
@@ -201,14 +199,6 @@ def test_files_do_not_depend_on_the_order_of_hosts():
 
 
 # ---- the real promtool ----------------------------------------------------------------------------------------
-
-def promtool():
-    path = shutil.which("promtool")
-    if path is None:
-        if os.environ.get("SGLANG_PROMTOOL_REQUIRED") == "1":
-            pytest.fail("promtool is required here (SGLANG_PROMTOOL_REQUIRED=1) but not installed")
-        pytest.skip("promtool not installed (tests/validation/setup_promtool.sh; Debian: apt-get install prometheus)")
-    return path
 
 
 def write(files, base):
