@@ -71,13 +71,26 @@ class Layout:
     keep: dict
     # The hosts' containers, whose CPU time each run is measured in as well.
     containers: tuple[str, ...] = ()
+    # Further inventory sources of every run: the connection piece of a layout reached over ssh.
+    connection: tuple[str, ...] = ()
+    # The containers that run no server (the router hosts): their module runs are counted apart.
+    others: tuple[str, ...] = ()
+
+
+def ssh_piece() -> tuple[str, ...]:
+    """The connection piece Molecule's prepare wrote for the scenario's hosts (extensions/molecule/shared/prepare.yml:
+    address, account, key, known_hosts), as the scenario's own commands add it: the scenario's inventory names no
+    connection, its hosts are reached over ssh as an operator's are. scripts/molecule.sh gives the run's directory."""
+    piece = Path(os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY", "/nonexistent")) / "ssh" / "inventory"
+    return ("-i", str(piece)) if piece.is_dir() else ()
 
 
 PD32 = Layout(SCENARIO / "inventory", ROOT / "playbooks" / "deepseek_r1_pd32.yml", ("prefill", "decode"),
               yaml.safe_load((SCENARIO / "inventory" / "group_vars" / "all.yml").read_text(encoding="utf-8"))
               ["sglang_overrides"],
               tuple(p["name"] for p in yaml.safe_load((SCENARIO / "molecule.yml").read_text(encoding="utf-8"))
-                    ["platforms"]))
+                    ["platforms"]),
+              ssh_piece(), ("sgm-router-0",))
 
 
 @dataclass
@@ -89,6 +102,8 @@ class Run:
     peak_mb: float
     slowest: list
     hosts_cpu: float | None = None
+    # Module runs on the host that had the most, on the server hosts and on the others (the router's).
+    modules: tuple[int, int] | None = None
 
 
 def overlay(path: Path, layout: Layout, delay: float, grace: int) -> Path:
@@ -127,6 +142,18 @@ def containers_cpu(names: tuple[str, ...]) -> float | None:
         except (OSError, ValueError, KeyError):
             return None
     return total
+
+
+def module_runs(names: tuple[str, ...]) -> dict[str, int] | None:
+    """Module runs each host has seen so far: every task that reaches a host over ssh with become is one sudo of
+    Ansible's BECOME-SUCCESS command, which sudo logs to the host's journal. None when a journal cannot be read."""
+    counts = {}
+    for name in names:
+        done = podman("exec", name, "journalctl", "-q", "-o", "cat", "SYSLOG_IDENTIFIER=sudo", check=False)
+        if done.returncode != 0:
+            return None
+        counts[name] = done.stdout.count("BECOME-SUCCESS-")
+    return counts
 
 
 def group_rss(pgid: int) -> int:
@@ -177,32 +204,40 @@ def run_playbook(argv: list[str], env: dict, timeout: float, log: Path | None) -
 def deploy(layout: Layout, extra: Path, *flags: str, profile: int = 0, log: Path | None = None,
            timeout: float = 1800) -> Run:
     """One ansible-playbook run of the layout; exits the benchmark when it fails."""
-    argv = [shutil.which("ansible-playbook") or "ansible-playbook", "-i", str(layout.inventory),
+    argv = [shutil.which("ansible-playbook") or "ansible-playbook", "-i", str(layout.inventory), *layout.connection,
             str(layout.playbook), "-e", f"@{MOLECULE / 'shared' / 'vars' / 'overlay.yml'}", "-e", f"@{extra}", *flags]
     env = dict(os.environ, **CONVERGE_ENV, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
     if profile:
         env.update(ANSIBLE_CALLBACKS_ENABLED="ansible.posix.profile_tasks",
                    PROFILE_TASKS_TASK_OUTPUT_LIMIT=str(profile), PROFILE_TASKS_SORT_ORDER="descending")
-    before = containers_cpu(layout.containers)
+    before, runs_before = containers_cpu(layout.containers), module_runs(layout.containers)
     rc, stdout, wall, cpu, peak = run_playbook(argv, env, timeout, log)
-    after = containers_cpu(layout.containers)
+    after, runs_after = containers_cpu(layout.containers), module_runs(layout.containers)
     if rc != 0:
         raise SystemExit(f"{' '.join(argv)} failed ({rc}):\n{stdout[-4000:]}")
     tasks = stdout.count("\nTASK [")
     changed = sum(int(m) for m in re.findall(r"^\S+\s+: ok=\d+\s+changed=(\d+)", stdout, re.M))
     hosts = after - before if before is not None and after is not None else None
-    return Run(wall, tasks, changed, cpu, peak, slowest(stdout) if profile else [], hosts)
+    modules = None
+    if runs_before is not None and runs_after is not None:
+        per_host = {name: runs_after[name] - runs_before[name] for name in layout.containers}
+        servers = [n for n in layout.containers if n not in layout.others]
+        modules = (max((per_host[n] for n in servers), default=0),
+                   max((per_host[n] for n in layout.others), default=0))
+    return Run(wall, tasks, changed, cpu, peak, slowest(stdout) if profile else [], hosts, modules)
 
 
 HEADER = (f"{'run':<44} {'wall s':>7} {'overhead s':>11} {'tasks':>6} {'changed':>8} {'CPU s':>7} {'peak MB':>8} "
-          f"{'hosts CPU s':>12}")
+          f"{'hosts CPU s':>12} {'modules/host':>13}")
 
 
 def row(label: str, run: Run, delay: float | None) -> str:
     overhead = f"{run.wall - delay:>11.1f}" if delay is not None else f"{'':>11}"
     hosts = f"{run.hosts_cpu:>12.1f}" if run.hosts_cpu is not None else f"{'-':>12}"
+    # Server host / router host, the most of each.
+    modules = f"{run.modules[0]:>8} / {run.modules[1]:<2}" if run.modules is not None else f"{'-':>13}"
     return (f"{label:<44} {run.wall:>7.1f} {overhead} {run.tasks:>6} {run.changed:>8} {run.cpu:>7.1f} "
-            f"{run.peak_mb:>8.0f} {hosts}")
+            f"{run.peak_mb:>8.0f} {hosts} {modules}")
 
 
 def series(layout: Layout, tmp: Path, delay: float, profile: int, log_dir: Path | None,
@@ -246,22 +281,29 @@ def fleet_up(size: int, tmp: Path, timeout: float) -> Layout:
         podman("run", "-d", "--name", name, "--hostname", name, "--network", FLEET_NETWORK, "--systemd", "always",
                "--ulimit", "nofile=4096:4096", "--ulimit", "nproc=4096:4096", "--security-opt", "unmask=/proc/sys",
                image, "/sbin/init")
-    inventory = tmp / f"fleet-{size}"
+    children = {"mixed": {"hosts": {h: {} for h in mixed}}, "router": {"hosts": {router: {}}}}
+    # The operator's inventory: no connection; the hosts are reached over ssh through the connection piece the
+    # prepare playbook writes into the run's directory (its own inventory, below, reaches them with podman exec).
+    inventory, prepared, run_dir = tmp / f"fleet-{size}", tmp / f"prepare-{size}", tmp / f"run-{size}"
     (inventory / "group_vars").mkdir(parents=True)
     (inventory / "hosts.yml").write_text(yaml.safe_dump({"all": {
-        "vars": {"ansible_connection": "containers.podman.podman", "ansible_python_interpreter": "/usr/bin/python3",
-                 "standin_npu_shape": "a2"},
-        "children": {"mixed": {"hosts": {h: {} for h in mixed}}, "router": {"hosts": {router: {}}}}}}),
-        encoding="utf-8")
+        "vars": {"ansible_python_interpreter": "/usr/bin/python3"}, "children": children}}), encoding="utf-8")
     (inventory / "group_vars" / "all.yml").write_text(yaml.safe_dump({
         "sglang_model_path": "/data/models/Qwen3-32B-W8A8", "sglang_draft_model_path": "/data/models/Qwen3-32B-Eagle3"}),
         encoding="utf-8")
-    env = dict(os.environ, **CONVERGE_ENV, ANSIBLE_NOCOLOR="1")
-    rc, out, *_unused = run_playbook([shutil.which("ansible-playbook") or "ansible-playbook", "-i", str(inventory),
+    prepared.mkdir()
+    (prepared / "hosts.yml").write_text(yaml.safe_dump({"all": {
+        "vars": {"ansible_connection": "containers.podman.podman", "ansible_python_interpreter": "/usr/bin/python3",
+                 "standin_npu_shape": "a2", "molecule_ssh": True},
+        "children": children}}), encoding="utf-8")
+    env = dict(os.environ, **CONVERGE_ENV, ANSIBLE_NOCOLOR="1", MOLECULE_EPHEMERAL_DIRECTORY=str(run_dir),
+               MOLECULE_SCENARIO_NAME=f"fleet-{size}")
+    rc, out, *_unused = run_playbook([shutil.which("ansible-playbook") or "ansible-playbook", "-i", str(prepared),
                                       str(MOLECULE / "shared" / "prepare.yml")], env, timeout, None)
     if rc != 0:
         raise SystemExit(f"preparing the {size}-host fleet failed ({rc}):\n{out[-4000:]}")
-    return Layout(inventory, ROOT / "playbooks" / f"{FLEET_PROFILE}.yml", ("mixed",), {}, tuple(mixed + [router]))
+    return Layout(inventory, ROOT / "playbooks" / f"{FLEET_PROFILE}.yml", ("mixed",), {}, tuple(mixed + [router]),
+                  ("-i", str(run_dir / "ssh" / "inventory")), (router,))
 
 
 def fleet_down(size: int) -> None:
@@ -290,6 +332,12 @@ def fleet(sizes: list[int], delay: float, profile: int, log_dir: Path | None, ti
             run, ref = results[size][index][1], results[base][index][1]
             spent = (run.wall - wait) / (ref.wall - wait) if wait is not None else run.wall / ref.wall
             cells.append(f"{size} hosts: {spent:.2f} / {run.cpu / ref.cpu:.2f} / {run.peak_mb / ref.peak_mb:.2f}")
+        print(f"{label:<44} " + "; ".join(cells), flush=True)
+    # The fleet's decisions are the controller's, whatever the size; what grows with it is each server host's share.
+    print(f"\ncontroller CPU per added server host (s, from {base} hosts)")
+    for index, (label, _run, _wait) in enumerate(results[base]):
+        ref = results[base][index][1]
+        cells = [f"{size} hosts: {(results[size][index][1].cpu - ref.cpu) / (size - base):.2f}" for size in sizes[1:]]
         print(f"{label:<44} " + "; ".join(cells), flush=True)
 
 

@@ -309,13 +309,19 @@ run_scenario() {
       to_out "$VENV/bin/python" bench/rollout.py ${SGLANG_ROLLOUT_ARGS:---fleet 5,10,20} || rc=$?
     elif [ "$s" != pd_separation ]; then
       log "rollout: bench/rollout.py measures the pd_separation layout and fleets (fleet) only"; rc=2
-    elif to_out molecule create -s "$s"; then
-      # shellcheck disable=SC2086  # options of bench/rollout.py, e.g. "--delay 30"
-      to_out "$VENV/bin/python" bench/rollout.py ${SGLANG_ROLLOUT_ARGS:-} || rc=$?
     else
-      rc=1
+      # The scenario's hosts are reached over ssh: bench/rollout.py adds the connection piece prepare writes into the
+      # run's directory, which it finds where Molecule is told to keep it.
+      export MOLECULE_EPHEMERAL_DIRECTORY=$CACHE/rollout-$s
+      if to_out molecule create -s "$s"; then
+        # shellcheck disable=SC2086  # options of bench/rollout.py, e.g. "--delay 30"
+        to_out "$VENV/bin/python" bench/rollout.py ${SGLANG_ROLLOUT_ARGS:-} || rc=$?
+      else
+        rc=1
+      fi
+      molecule destroy -s "$s" >/dev/null 2>&1 || true
+      unset MOLECULE_EPHEMERAL_DIRECTORY
     fi
-    [ "$s" = fleet ] || molecule destroy -s "$s" >/dev/null 2>&1 || true
   elif [ "$cmd" = test ] && [ "$depth" = core ]; then
     # The test sequence without idempotence: destroy first, as it does (it also resets Molecule's state, which a
     # killed run leaves saying the instances exist, and which converge would trust), then converge (create,
