@@ -28,8 +28,16 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._topology import build_inventory, stand_in_fleet
 
 PREFIX = "sglang_k8s_"
+# Read by the export itself, in the workloads' meaning: sglang_restart_batch is each server role's maxUnavailable (a
+# count, or a percentage of the role's replicas), not the count of the whole fleet the plan resolves it into.
+EXPORT_READS = ("sglang_restart_batch",)
 # The value the planner's secret checks see for a flag whose value the Secret holds (never written anywhere).
 SECRET_STAND_IN = "from-the-kubernetes-secret"
+
+
+def _own(name: str) -> bool:
+    """A value the export checks itself rather than handing it to the planner."""
+    return name.startswith(PREFIX) or name in EXPORT_READS
 
 
 @dataclasses.dataclass
@@ -58,7 +66,7 @@ def export(profile_id: str, variables: Mapping[str, Any], nic: Any = None, error
     refused value (the export's own and the planner's) before anything is written."""
     errors = errors if errors is not None else Collector()
     profile = load_profile(profile_id, profiles_dir)
-    own = {name: value for name, value in variables.items() if name.startswith(PREFIX)}
+    own = {name: value for name, value in variables.items() if _own(name)}
     checked = _settings.check_one_values(own, errors)
     counts = _counts(profile, checked.get("sglang_k8s_instances"), errors)
     partitions = checked.get("sglang_k8s_rollout_partition") or {}
@@ -88,8 +96,8 @@ def export(profile_id: str, variables: Mapping[str, Any], nic: Any = None, error
         # The servers' metrics (sglang_metrics) for a Prometheus Operator in the cluster.
         scrape_interval=(str(placed.monitoring["scrape_interval"])
                          if checked["sglang_k8s_prometheus_operator"] and placed.monitoring.get("metrics") else None),
-        # restart.yml's batch (checked by the planner, its default from the settings table) as maxUnavailable.
-        max_unavailable=placed.settings["sglang_restart_batch"], partitions=partitions)
+        # restart.yml's batch (checked by the settings table, its default from there) as maxUnavailable.
+        max_unavailable=checked["sglang_restart_batch"], partitions=partitions)
     if options.model_pvc:
         _check_claim_root(placed, errors)
         errors.raise_if_any()
@@ -105,7 +113,7 @@ def _planned_vars(variables: Mapping[str, Any], checked: Mapping[str, Any]) -> d
         # The inventory's secret flags; their values are not read: the Secret holds them.
         secret_flags = {role: list(body) for role, body in variables["sglang_secrets"].items()
                         if isinstance(body, Mapping)}
-    planned_vars = {name: value for name, value in variables.items() if not name.startswith(PREFIX)}
+    planned_vars = {name: value for name, value in variables.items() if not _own(name)}
     planned_vars.pop("sglang_secrets", None)
     planned_vars["sglang_runtime"] = "container"
     if secret_flags:
