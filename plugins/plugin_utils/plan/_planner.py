@@ -217,7 +217,7 @@ def plan(profile: Profile, inv: Inventory, placement: _placement.Placement = _pl
     errors.findings.extend(inv.findings)
     check_membership(inv, profile.server_roles, errors)
     checked = _settings.check_one_values(inv.variables, errors)
-    own_source = _sources.own_source(inv.variables.get("sglang_model_source"), inv.variables.get("sglang_model_path"))
+    own_source = _sources.own_source(checked.get("sglang_model_source"), checked.get("sglang_model_path"))
     if own_source:
         errors.add(own_source, variable="sglang_model_source")
     scope = _scope(profile, inv)
@@ -247,6 +247,9 @@ def plan(profile: Profile, inv: Inventory, placement: _placement.Placement = _pl
     _check_ports(host_plans, inv, errors)
     check_hccl_timeouts(host_plans, errors)
     settings = _run_settings.resolve(checked, servers.instances, errors)
+    # The stage's sources by model directory ({} when none is set): the filters and stage_weights.yml read them so.
+    settings["sglang_model_source"] = _sources.by_path(checked.get("sglang_model_source"),
+                                                       checked.get("sglang_model_path"))
     errors.raise_if_any()
     bench = _bench(profile, inv, inv.groups["router"], router_spec, instances, ctx.python)
     return Plan(profile=profile.id, title=profile.title, deploy_mode=profile.deploy_mode,

@@ -73,3 +73,20 @@ def test_a_key_the_plan_lacks_is_refused_naming_the_variable(given, message) -> 
         _settings_of({"sglang_restart_only": given})
     found = [f for f in caught.value.findings if f.variable == "sglang_restart_only"]
     assert found and message in found[0].message, caught.value.render()
+
+
+@pytest.mark.parametrize("given, sources", [
+    (None, {}),
+    ("weights01:/export/m", {"/m": "weights01:/export/m"}),
+    ({"/m/": "rsync://w/models/m", "/d": "/shared/d"}, {"/m": "rsync://w/models/m", "/d": "/shared/d"}),
+])
+def test_the_plan_holds_the_model_sources_by_directory(given, sources) -> None:
+    # make_plan's sglang_model_path is /m: a single source is its source.
+    variables = {} if given is None else {"sglang_model_source": given}
+    assert _settings_of(variables)["sglang_model_source"] == sources
+
+
+def test_a_source_that_is_the_model_path_is_refused_on_the_checked_values() -> None:
+    with pytest.raises(PlanError) as caught:
+        _settings_of({"sglang_model_source": "/m/"})
+    assert [f.variable for f in caught.value.findings] == ["sglang_model_source"], caught.value.render()
