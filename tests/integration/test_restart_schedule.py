@@ -14,7 +14,7 @@ import yaml
 
 from test_fleet_record_playbooks import _record
 from test_playbooks import ansible
-from test_retire_playbook import FLEET, with_vars
+from test_retire_playbook import with_vars
 
 pytestmark = pytest.mark.ansible
 # 34% of the fleet's six replicas: two instances at a time; three instances named as an operator types them.
