@@ -48,20 +48,7 @@ class ActionModule(ActionBase):
         if run.get("skipped") or (self._task.check_mode and run.get("rc", -1) == -1):
             result.update(changed=False, skipped=True, msg="the benchmark did not run (check mode): nothing to judge")
             return result
-        tolerance = float(args.get("tolerance") if args.get("tolerance") is not None else DEFAULT_TPOT_TOLERANCE)
-        target = args.get("tpot_target_ms")
-        try:
-            target = float(target) if target not in (None, "") else None
-        except (TypeError, ValueError):
-            raise AnsibleActionFail(f"tpot_target_ms: a number of milliseconds, not {target!r}") from None
-        try:
-            cards = float(args["cards"]) if args.get("cards") not in (None, "") else profile.cards_used()
-        except (TypeError, ValueError):
-            raise AnsibleActionFail(f"cards: a number of cards, not {args.get('cards')!r}") from None
-        if cards <= 0:
-            raise AnsibleActionFail(f"cards must be > 0 (got {cards})")
-        if tolerance < 0 or (target is not None and target <= 0):
-            raise AnsibleActionFail(f"tolerance must be >= 0 and tpot_target_ms > 0 (got {tolerance}, {target})")
+        tolerance, target, cards = _limits(args, profile)
         argv = [str(a) for a in run.get("argv") or []]
         published = (profile.published or {}).get("figures") or {}
         verdict = evaluate(run.get("parsed") or {}, cards=cards,
@@ -74,23 +61,7 @@ class ActionModule(ActionBase):
         if run.get("parse_error"):
             verdict["failures"].insert(0, run["parse_error"])
         table = render_table(verdict)
-        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-        out_dir = os.path.abspath(os.path.expanduser(str(args.get("output_dir") or "sglang-bench")))
-        os.makedirs(out_dir, exist_ok=True)
-        base = os.path.join(out_dir, f"{profile.id}-{stamp}")
-        raw = (f"$ {' '.join(argv)}\n# exit status {run.get('rc')}, {run.get('duration_s')} s\n"
-               f"{run.get('stdout') or ''}\n# ---- stderr ----\n{run.get('stderr') or ''}")
-        _write(base + ".txt", raw.encode("utf-8"))
-        report = {"profile": profile.id, "title": profile.title, "argv": argv, "rc": run.get("rc"),
-                  "duration_s": run.get("duration_s"), "raw_output": base + ".txt", "published": published,
-                  "metrics": (run.get("parsed") or {}).get("metrics") or {}, **verdict}
-        paths = {"raw": base + ".txt", "json": base + ".json"}
-        if args.get("chart", True):
-            png = bench_chart(f"{profile.id} measured vs published", verdict["comparison"], table[-1])
-            _write(base + ".png", png)
-            paths["chart"] = base + ".png"
-        report["files"] = paths
-        _write(base + ".json", (json.dumps(report, indent=2, sort_keys=True) + "\n").encode("utf-8"))
+        paths = _write_report(args, profile, run, argv, published, verdict, table)
         # Files on the controller only: the deployment itself is not changed.
         result.update(changed=False, passed=verdict["passed"], failures=verdict["failures"],
                       figures=verdict["figures"], comparison=verdict["comparison"], table=table, files=paths,
@@ -100,3 +71,44 @@ class ActionModule(ActionBase):
             result["msg"] = f"{profile.id}: benchmark FAILED: " + "; ".join(verdict["failures"]) + \
                 "\n" + "\n".join(table) + f"\nreport: {paths['json']}"
         return result
+
+
+def _limits(args: dict, profile) -> "tuple[float, float | None, float]":
+    """The TPOT tolerance, the operator's TPOT target (None: the profile's) and the cards the figures are per."""
+    tolerance = float(args.get("tolerance") if args.get("tolerance") is not None else DEFAULT_TPOT_TOLERANCE)
+    target = args.get("tpot_target_ms")
+    try:
+        target = float(target) if target not in (None, "") else None
+    except (TypeError, ValueError):
+        raise AnsibleActionFail(f"tpot_target_ms: a number of milliseconds, not {target!r}") from None
+    try:
+        cards = float(args["cards"]) if args.get("cards") not in (None, "") else profile.cards_used()
+    except (TypeError, ValueError):
+        raise AnsibleActionFail(f"cards: a number of cards, not {args.get('cards')!r}") from None
+    if cards <= 0:
+        raise AnsibleActionFail(f"cards must be > 0 (got {cards})")
+    if tolerance < 0 or (target is not None and target <= 0):
+        raise AnsibleActionFail(f"tolerance must be >= 0 and tpot_target_ms > 0 (got {tolerance}, {target})")
+    return tolerance, target, cards
+
+
+def _write_report(args: dict, profile, run: dict, argv: list, published: dict, verdict: dict, table: list) -> dict:
+    """Writes the raw output, the chart and the JSON report under output_dir; returns their paths."""
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    out_dir = os.path.abspath(os.path.expanduser(str(args.get("output_dir") or "sglang-bench")))
+    os.makedirs(out_dir, exist_ok=True)
+    base = os.path.join(out_dir, f"{profile.id}-{stamp}")
+    raw = (f"$ {' '.join(argv)}\n# exit status {run.get('rc')}, {run.get('duration_s')} s\n"
+           f"{run.get('stdout') or ''}\n# ---- stderr ----\n{run.get('stderr') or ''}")
+    _write(base + ".txt", raw.encode("utf-8"))
+    report = {"profile": profile.id, "title": profile.title, "argv": argv, "rc": run.get("rc"),
+              "duration_s": run.get("duration_s"), "raw_output": base + ".txt", "published": published,
+              "metrics": (run.get("parsed") or {}).get("metrics") or {}, **verdict}
+    paths = {"raw": base + ".txt", "json": base + ".json"}
+    if args.get("chart", True):
+        png = bench_chart(f"{profile.id} measured vs published", verdict["comparison"], table[-1])
+        _write(base + ".png", png)
+        paths["chart"] = base + ".png"
+    report["files"] = paths
+    _write(base + ".json", (json.dumps(report, indent=2, sort_keys=True) + "\n").encode("utf-8"))
+    return paths

@@ -34,14 +34,7 @@ class ActionModule(ActionBase):
             ("router", "router_python", "sglang_import_router_python"))}
         source = os.path.abspath(os.path.expanduser(str(args["source"])))
         dest = os.path.abspath(os.path.expanduser(str(args["dest"])))
-        try:
-            with open(source, encoding="utf-8") as handle:
-                text = handle.read(_import_profile.MAX_CHARACTERS + 1)
-        except (OSError, UnicodeDecodeError) as exc:
-            raise AnsibleActionFail(f"variable 'sglang_import_source': cannot read '{source}': {exc}") from None
-        if len(text) > _import_profile.MAX_CHARACTERS:
-            raise AnsibleActionFail(f"variable 'sglang_import_source': '{source}' is longer than the "
-                                    f"{_import_profile.MAX_CHARACTERS} characters a best-practice document may have")
+        text = _read_source(source)
         collection = _import_profile.collection_profiles()
         # The collection's recorded deviations and figure corrections are the importer's only fixes; without
         # them (curate: false) every section that needs one is refused naming its line.
@@ -83,6 +76,19 @@ class ActionModule(ActionBase):
         if placed.get("diff"):
             result["diff"] = placed["diff"]
         return result
+
+
+def _read_source(source: str) -> str:
+    """The document's text, refused when unreadable or longer than a best-practice document may be."""
+    try:
+        with open(source, encoding="utf-8") as handle:
+            text = handle.read(_import_profile.MAX_CHARACTERS + 1)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise AnsibleActionFail(f"variable 'sglang_import_source': cannot read '{source}': {exc}") from None
+    if len(text) > _import_profile.MAX_CHARACTERS:
+        raise AnsibleActionFail(f"variable 'sglang_import_source': '{source}' is longer than the "
+                                f"{_import_profile.MAX_CHARACTERS} characters a best-practice document may have")
+    return text
 
 
 def _interpreter(value, variable: str) -> str | None:

@@ -47,17 +47,7 @@ class ActionModule(ActionBase):
         directories = [dest] + sorted({os.path.dirname(p) for p in paths.values()} - {dest})
         # Nothing the collection did not write is replaced (the operator's prometheus.yml, another deployment's
         # targets): every such file is named, and nothing is written.
-        name = _monitoring.deployment(plan)
-        refused = []
-        for rel, path in paths.items():
-            existing = self._read_controller(path, variable) if controller else self._read_host(path, task_vars)
-            why = None if existing is None else _monitoring.foreign(rel, existing, name)
-            if why:
-                refused.append(f"{path} {why}")
-        if refused:
-            raise AnsibleActionFail(f"{variable} '{dest}': {'; '.join(refused)}. Nothing was written: move the file "
-                                    "away, write into another directory, or give this deployment another name "
-                                    "(sglang_deployment).")
+        self._refuse_foreign(paths, _monitoring.deployment(plan), dest, variable, controller, task_vars)
         if controller:
             try:
                 placed = place_all([{"path": d, "mode": 0o755} for d in directories],
@@ -85,6 +75,19 @@ class ActionModule(ActionBase):
         if placed.get("diff"):
             result["diff"] = placed["diff"]
         return result
+
+    def _refuse_foreign(self, paths, name, dest, variable, controller, task_vars):
+        """Fails naming every file at ``paths`` that this deployment's files would replace but it did not write."""
+        refused = []
+        for rel, path in paths.items():
+            existing = self._read_controller(path, variable) if controller else self._read_host(path, task_vars)
+            why = None if existing is None else _monitoring.foreign(rel, existing, name)
+            if why:
+                refused.append(f"{path} {why}")
+        if refused:
+            raise AnsibleActionFail(f"{variable} '{dest}': {'; '.join(refused)}. Nothing was written: move the file "
+                                    "away, write into another directory, or give this deployment another name "
+                                    "(sglang_deployment).")
 
     @staticmethod
     def _read_controller(path, variable):

@@ -54,13 +54,7 @@ class ActionModule(ActionBase):
         hostvars = task_vars.get("hostvars") or {}
         results = {str(host): _result(hostvars, host, var) for host in hosts}
         if args.get("ping_var"):
-            # The pings each host ran join its own findings (a host without a ping result ran none); a ping call
-            # that failed or lost its host is a failure of that host, not a clean table.
-            for host in results:
-                pinged = _result(hostvars, host, str(args["ping_var"]))
-                if results[host] is not None and pinged and not pinged.get("skipped"):
-                    results[host] = dict(results[host], findings=list(results[host].get("findings") or [])
-                                         + [f.as_dict() for f in host_result_findings(host, pinged)])
+            results = _with_pings(results, hostvars, str(args["ping_var"]))
         plan = args.get("plan")
         extra = []
         if plan is not None:
@@ -78,14 +72,7 @@ class ActionModule(ActionBase):
         table = render_table(findings, include_ok=bool(args.get("include_ok")))
         json_path = args.get("json_path")
         if json_path:
-            path = os.path.abspath(os.path.expanduser(str(json_path)))
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            tmp_path = path + ".tmp"
-            with open(tmp_path, "w", encoding="utf-8") as handle:
-                json.dump(doc, handle, indent=2, sort_keys=True, default=str)
-                handle.write("\n")
-            os.replace(tmp_path, path)
-            result["json_path"] = path
+            result["json_path"] = _write_json(str(json_path), doc)
         counts = doc["counts"]
         summary = (f"sglang {mode}: {doc['status']} ({counts['fail']} failures, {counts['warn']} warnings, "
                    f"{len(results)} hosts)")
@@ -96,3 +83,28 @@ class ActionModule(ActionBase):
             result["failed"] = True
             result["msg"] = summary + "\n" + "\n".join(table)
         return result
+
+
+def _with_pings(results: dict, hostvars, ping_var: str) -> dict:
+    """Each host's result with the findings of the pings it ran."""
+    results = dict(results)
+    # The pings each host ran join its own findings (a host without a ping result ran none); a ping call
+    # that failed or lost its host is a failure of that host, not a clean table.
+    for host in results:
+        pinged = _result(hostvars, host, ping_var)
+        if results[host] is not None and pinged and not pinged.get("skipped"):
+            results[host] = dict(results[host], findings=list(results[host].get("findings") or [])
+                                 + [f.as_dict() for f in host_result_findings(host, pinged)])
+    return results
+
+
+def _write_json(json_path: str, doc: dict) -> str:
+    """Writes the report as JSON, replacing the file whole; returns its absolute path."""
+    path = os.path.abspath(os.path.expanduser(json_path))
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp_path = path + ".tmp"
+    with open(tmp_path, "w", encoding="utf-8") as handle:
+        json.dump(doc, handle, indent=2, sort_keys=True, default=str)
+        handle.write("\n")
+    os.replace(tmp_path, path)
+    return path

@@ -101,50 +101,14 @@ class ActionModule(ActionBase):
         host = str(args.get("host") or task_vars.get("inventory_hostname"))
         host_plan = plan.hosts.get(host) or HostPlan.empty()
         settings = self._settings(args, host_plan)
-        try:
-            specs = host_files(host_plan, settings, roles=roles, kinds=kinds, profile=profile,
-                               secrets=args.get("secrets") or {})
-        except ValueError as exc:
-            raise AnsibleActionFail(str(exc)) from None
-        if boolean(args.get("cann_env") or False, strict=False):
-            # The host's cann_env.sh first (a server host's only), in the same call as the services that source it.
-            specs = host_files(host_plan, settings, kinds=("cann_env",), profile=profile, check=False) + specs
-        by_name = {svc.name: svc for svc in host_plan.services}
-        for spec in specs:
-            if spec.kind != "secrets":
-                continue
-            svc = by_name[spec.service]
-            missing = [flag for flag in svc.secret_flags if flag not in spec.variables["sglang_tpl_secrets"]]
-            if missing:
-                raise AnsibleActionFail(
-                    f"{spec.service}: the plan gives {', '.join(svc.secret_flags)} from sglang_secrets.{svc.role}, "
-                    f"but this host does not see {', '.join(missing)} (define sglang_secrets for the server hosts "
-                    "too, e.g. in group_vars/all)")
+        specs = _host_specs(host_plan, settings, args, roles, kinds, profile)
         cfg = dict(DEFAULT_SETTINGS, **settings)
         paths = [os.path.join(str(cfg[spec.dir]), spec.name) for spec in specs]
-        directories = []
-        for spec in specs:
-            path = str(cfg[spec.dir])
-            if path not in directories:
-                directories.append(path)
-        files = []
-        for spec, path in zip(specs, paths):
-            entry = {"path": path, "mode": spec.mode}
-            entry["secret_content" if spec.sensitive else "content"] = self._content(spec)
-            if spec.owner:
-                entry.update(owner=spec.owner, group=spec.group)
-            files.append(entry)
         # The services whose files this call writes, their stale watchdog units to look for and the units whose
         # state is judged once the files are in place (plugin_utils/rollout/_rollout.py): asked in the same call.
         queries = host_queries(host_plan.services, [{"kind": spec.kind, "service": spec.service} for spec in specs],
                                str(cfg[SYSTEMD]))
-        module_args = {"directories": [{"path": d, "mode": "0755"} for d in directories], "files": files,
-                       "probe": list(queries["probe"]), "running": queries["running"]}
-        if args.get("record_start") not in (None, ""):
-            # deploy.yml: this deploy's start, the default window of a later collection, in the same call.
-            module_args.update(record_start=args["record_start"], record_profile=profile)
-            if args.get("record_path"):
-                module_args["record_path"] = args["record_path"]
+        module_args = self._place_args(specs, paths, cfg, queries, args, profile)
         placed = self._execute_module(module_name="ascend.sglang.sglang_place_files", module_args=module_args,
                                       task_vars=task_vars)
         placed.pop("invocation", None)
@@ -162,6 +126,30 @@ class ActionModule(ActionBase):
         # The decision is not made here: it needs every host's report (an instance restarts as a whole, on every
         # host), and the role makes it once for the fleet (filter ascend.sglang.sglang_rollout).
         return result
+
+    def _place_args(self, specs: list, paths: list, cfg: dict, queries: dict, args: dict, profile: str) -> dict:
+        """The arguments of the one sglang_place_files call: directories, files with their rendered content, the
+        units to probe and, for deploy.yml, this deploy's record."""
+        directories = []
+        for spec in specs:
+            path = str(cfg[spec.dir])
+            if path not in directories:
+                directories.append(path)
+        files = []
+        for spec, path in zip(specs, paths):
+            entry = {"path": path, "mode": spec.mode}
+            entry["secret_content" if spec.sensitive else "content"] = self._content(spec)
+            if spec.owner:
+                entry.update(owner=spec.owner, group=spec.group)
+            files.append(entry)
+        module_args = {"directories": [{"path": d, "mode": "0755"} for d in directories], "files": files,
+                       "probe": list(queries["probe"]), "running": queries["running"]}
+        if args.get("record_start") not in (None, ""):
+            # deploy.yml: this deploy's start, the default window of a later collection, in the same call.
+            module_args.update(record_start=args["record_start"], record_profile=profile)
+            if args.get("record_path"):
+                module_args["record_path"] = args["record_path"]
+        return module_args
 
     def _report(self, result: dict, specs: list, paths: list, placed: dict) -> dict:
         changed = {f["path"]: f["changed"] for f in placed.get("files", [])}
@@ -228,3 +216,28 @@ class ActionModule(ActionBase):
             refuse_foreign(base, planned, "sglang_render_dir", "render")
         except ForeignFiles as exc:
             raise AnsibleActionFail(str(exc)) from None
+
+
+def _host_specs(host_plan: HostPlan, settings: dict, args: dict, roles, kinds, profile: str) -> list:
+    """The files of one host (with its cann_env.sh first when asked); refuses a server whose secrets the host does
+    not see."""
+    try:
+        specs = host_files(host_plan, settings, roles=roles, kinds=kinds, profile=profile,
+                           secrets=args.get("secrets") or {})
+    except ValueError as exc:
+        raise AnsibleActionFail(str(exc)) from None
+    if boolean(args.get("cann_env") or False, strict=False):
+        # The host's cann_env.sh first (a server host's only), in the same call as the services that source it.
+        specs = host_files(host_plan, settings, kinds=("cann_env",), profile=profile, check=False) + specs
+    by_name = {svc.name: svc for svc in host_plan.services}
+    for spec in specs:
+        if spec.kind != "secrets":
+            continue
+        svc = by_name[spec.service]
+        missing = [flag for flag in svc.secret_flags if flag not in spec.variables["sglang_tpl_secrets"]]
+        if missing:
+            raise AnsibleActionFail(
+                f"{spec.service}: the plan gives {', '.join(svc.secret_flags)} from sglang_secrets.{svc.role}, "
+                f"but this host does not see {', '.join(missing)} (define sglang_secrets for the server hosts "
+                "too, e.g. in group_vars/all)")
+    return specs

@@ -40,11 +40,18 @@ def sglang_pending_instances(plan, status_by_host):
     return pending_instances(_typed(plan), status_by_host)
 
 
-def sglang_restart_batches(selected, batch=1, fleet=0):
-    """The batches of a rolling restart: at most ``batch`` instances (a count, or a percentage of ``fleet``) at once,
-    never two roles in one batch."""
-    from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._instances import batch_size, restart_batches
-    return restart_batches(selected or [], batch_size(batch, int(fleet)))
+def sglang_restart_batches(selected, size):
+    """The batches of a rolling restart: at most ``size`` instances at once (sglang_plan.settings.sglang_restart_batch,
+    the count the plan resolved), never two roles in one batch."""
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._instances import restart_batches
+    return restart_batches(selected or [], _count(size, "sglang_restart_batch"))
+
+
+def _count(value, name):
+    """A count the plan resolved (a positive int): anything else is a caller that skipped the plan."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise AnsibleFilterError(f"{name}: the count of instances sglang_plan.settings holds, got {value!r}")
+    return value
 
 
 def sglang_failed_items(result):
@@ -123,15 +130,17 @@ def sglang_retired_files(services, plan, record=None):
     return out
 
 
-def sglang_upgrade_waves(plan, decisions, batch=1):
+def sglang_upgrade_waves(plan, decisions):
     """The waves of an upgrade (plugin_utils/rollout/_upgrade.py): the instances the fleet's restart decision
     restarts (decisions: the sglang_rollout filter's host -> decision), canaries first, then the others at most
-    ``batch`` at a time (a count, or a percentage of the plan's server instances), the roles in step."""
-    from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._instances import batch_size, instances
+    the plan's sglang_restart_batch (a count of instances) at a time, the roles in step."""
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._instances import instances
     from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._upgrade import due_keys, upgrade_waves
-    rows = instances(_typed(plan))
+    typed = _typed(plan)
+    rows = instances(typed)
     due = due_keys(rows, decisions or {})
-    return upgrade_waves([row for row in rows if row["key"] in due], batch_size(batch, len(rows)))
+    return upgrade_waves([row for row in rows if row["key"] in due],
+                         _count(typed.settings.get("sglang_restart_batch"), "sglang_restart_batch"))
 
 
 def sglang_upgrade_rollback(waves, failed):
@@ -203,15 +212,13 @@ def sglang_record_path(plan):
     return os.path.abspath(os.path.join(str(typed.settings.get("sglang_state_dir") or "sglang-state"), f"{name}.json"))
 
 
-def sglang_day_two(plan, record, batch=1):
+def sglang_day_two(plan, record):
     """What the plan changes of the recorded deployment, as plan.yml shows it: lines (adds, no longer planned,
-    upgrade and its waves)."""
-    from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._instances import batch_size, instances
+    upgrade and its waves of the plan's sglang_restart_batch)."""
     from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._fleet_record import day_two, day_two_lines
     typed = _typed(plan)
-    rows = instances(typed)
     return day_two_lines(day_two(typed, record if isinstance(record, dict) else None,
-                                 batch_size(batch, max(len(rows), 1))))
+                                 _count(typed.settings.get("sglang_restart_batch"), "sglang_restart_batch")))
 
 
 def sglang_routers(plan):

@@ -28,9 +28,8 @@ def _model_dirs(host_plan):
 
 def sglang_stage_models(plan, host):
     """[{path, source}] of the model directories this host's servers load that sglang_model_source names."""
-    from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _model_sources as _sources
     typed = _typed(plan, host)
-    sources = _sources.by_path(typed.settings.get("sglang_model_source"), typed.settings.get("sglang_model_path"))
+    sources = typed.settings["sglang_model_source"]  # {model directory: source}, as the plan resolved it
     host_plan = typed.hosts.get(str(host))
     if host_plan is None:
         return []
@@ -41,11 +40,10 @@ def sglang_stage_plan(plan, hostvars, hosts, result_var="sglang_stage_observed")
     """The stage's plan from what each host's observe (registered as result_var) found; fails naming every host
     that cannot stage (unreadable source, too little free space)."""
     from ansible_collections.ascend.sglang.plugins.plugin_utils.core._serialize import plain
-    from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _model_sources as _sources
     from ansible_collections.ascend.sglang.plugins.plugin_utils.stage._stage_plan import plan_lines, plan_stage
     typed = _typed(plan)
     settings = typed.settings
-    sources = _sources.by_path(settings.get("sglang_model_source"), settings.get("sglang_model_path"))
+    sources = settings["sglang_model_source"]  # {model directory: source}, as the plan resolved it
     wanted, observed = {}, {}
     for host in hosts:
         models = sglang_stage_models(plan, host)
@@ -55,10 +53,9 @@ def sglang_stage_plan(plan, hostvars, hosts, result_var="sglang_stage_observed")
         result = plain((hostvars.get(host) or {}).get(result_var) or {})
         observed[str(host)] = {o.get("path"): o for o in result.get("models") or []}
     stage = plan_stage({p: s for p, s in sources.items() if any(p in w for w in wanted.values())}, wanted, observed,
-                       parallel=int(settings.get("sglang_stage_parallel") or 8),
-                       fanout=int(settings.get("sglang_stage_fanout") or 1),
-                       tree=bool(settings.get("sglang_stage_tree", True)),
-                       verify=str(settings.get("sglang_stage_verify") or "sizes"))
+                       # Checked by the settings table, its defaults filled in: read as the plan holds them.
+                       parallel=settings["sglang_stage_parallel"], fanout=settings["sglang_stage_fanout"],
+                       tree=settings["sglang_stage_tree"], verify=settings["sglang_stage_verify"])
     if stage.errors:
         raise AnsibleFilterError("weights staging refused before a byte moved:\n  " + "\n  ".join(stage.errors))
     out = stage.as_dict()
@@ -69,6 +66,7 @@ def sglang_stage_plan(plan, hostvars, hosts, result_var="sglang_stage_observed")
 def sglang_stage_round(stage, index, host, hostvars, token, result_var="sglang_stage_observed"):
     """This host's part in round index (0-based): {serve, allow, pulls}."""
     from ansible_collections.ascend.sglang.plugins.plugin_utils.core._serialize import plain
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._settings import HOST, defaults
     from ansible_collections.ascend.sglang.plugins.plugin_utils.stage._stage_plan import round_view
     transfers = [t for r in stage["rounds"] for t in r]
     hosts = sorted({t["host"] for t in transfers} | {t["sender"] for t in transfers if t["sender"]})
@@ -81,7 +79,8 @@ def sglang_stage_round(stage, index, host, hostvars, token, result_var="sglang_s
         addresses[name] = address
         result = plain((hostvars.get(name) or {}).get(result_var) or {})
         allowed[name] = sorted(set(result.get("addresses") or []) | {address})
-        ports[name] = int((host_plan.settings if host_plan else {}).get("sglang_stage_port") or 8873)
+        # A host the plan has no entry for: the settings table's default.
+        ports[name] = (host_plan.settings if host_plan else defaults(HOST))["sglang_stage_port"]
     return round_view(plain(stage), int(index), str(host), addresses, allowed, ports, str(token))
 
 

@@ -178,25 +178,29 @@ def poll(module, targets, retries, delay, timeout, start):
     return result
 
 
+def _argument_spec():
+    return {
+        "services": {"type": "list", "elements": "dict", "required": True},
+        # The settings table holds these defaults (sglang_health_*): the playbooks pass the plan's values.
+        "readiness": {"type": "bool", "required": True},
+        "retries": {"type": "int", "required": True},
+        "delay": {"type": "float", "required": True},
+        "timeout": {"type": "int", "required": True},
+        "fail_unhealthy": {"type": "bool", "default": False},
+        "router_workers": {"type": "dict", "options": {
+            "routers": {"type": "list", "elements": "str", "required": True},
+            "workers": {"type": "list", "elements": "dict", "required": True, "options": {
+                "url": {"type": "str", "required": True},
+                "worker_type": {"type": "str", "default": "regular", "choices": ["regular", "prefill", "decode"]},
+                "bootstrap_port": {"type": "int"}}},
+            "wait_timeout": {"type": "int", "default": 300},
+            "prune": {"type": "bool", "default": False}}},
+    }
+
+
 def main():
     module = AnsibleModule(
-        argument_spec={
-            "services": {"type": "list", "elements": "dict", "required": True},
-            # The settings table holds these defaults (sglang_health_*): the playbooks pass the plan's values.
-            "readiness": {"type": "bool", "required": True},
-            "retries": {"type": "int", "required": True},
-            "delay": {"type": "float", "required": True},
-            "timeout": {"type": "int", "required": True},
-            "fail_unhealthy": {"type": "bool", "default": False},
-            "router_workers": {"type": "dict", "options": {
-                "routers": {"type": "list", "elements": "str", "required": True},
-                "workers": {"type": "list", "elements": "dict", "required": True, "options": {
-                    "url": {"type": "str", "required": True},
-                    "worker_type": {"type": "str", "default": "regular", "choices": ["regular", "prefill", "decode"]},
-                    "bootstrap_port": {"type": "int"}}},
-                "wait_timeout": {"type": "int", "default": 300},
-                "prune": {"type": "bool", "default": False}}},
-        },
+        argument_spec=_argument_spec(),
         supports_check_mode=True,
     )
     p = module.params
@@ -226,22 +230,28 @@ def main():
                      p["retries"], p["delay"], p["timeout"], start)
         if not all(row["healthy"] for row in first.values()):
             finish(first)
-        out["registered"] = {}
-        for router in register["routers"]:
-            try:
-                if register["prune"]:
-                    got = apply_planned(http_call(p["timeout"]), router, register["workers"],
-                                        wait_timeout=register["wait_timeout"], warn=module.warn)
-                else:
-                    got = converge(http_call(p["timeout"]), router, register["workers"],
-                                   wait_timeout=register["wait_timeout"], warn=module.warn)
-            except RouterGaveUp as exc:
-                module.fail_json(msg=f"registering the planned instances with {router}: {exc.msg}",
-                                 services=first, unhealthy=[], registered=out["registered"], **exc.details)
-            out["registered"][router] = got
-            out["changed"] = out.get("changed") or got["changed"]
+        _register(module, register, p["timeout"], first, out)
     finish(poll(module, {name: wait_target(svc, p["readiness"]) for name, svc in services.items()},
                 p["retries"], p["delay"], p["timeout"], start))
+
+
+def _register(module, register, timeout, first, out):
+    """Registers the planned instances with each router (and, with ``prune``, takes out the others); fails the
+    module on a router that gives up."""
+    out["registered"] = {}
+    for router in register["routers"]:
+        try:
+            if register["prune"]:
+                got = apply_planned(http_call(timeout), router, register["workers"],
+                                    wait_timeout=register["wait_timeout"], warn=module.warn)
+            else:
+                got = converge(http_call(timeout), router, register["workers"],
+                               wait_timeout=register["wait_timeout"], warn=module.warn)
+        except RouterGaveUp as exc:
+            module.fail_json(msg=f"registering the planned instances with {router}: {exc.msg}",
+                             services=first, unhealthy=[], registered=out["registered"], **exc.details)
+        out["registered"][router] = got
+        out["changed"] = out.get("changed") or got["changed"]
 
 
 if __name__ == "__main__":

@@ -79,6 +79,51 @@ def test_no_playbook_or_role_restates_a_table_default() -> None:
     assert not problems, "\n".join(problems)
 
 
+# An operator's value read raw with a default beside it (the variable itself, not an attribute of the plan).
+RAW_DEFAULT_RE = re.compile(r"(?<![\w.\]'\"])(sglang_[a-z0-9_]+)\s*\|\s*default\(")
+OPERATOR_SCOPES = (table.DEPLOYMENT, table.HOST, table.RUN)
+# Where a raw read is the only one there is: the plan is not made yet, or never.
+RAW_READERS = {
+    "playbooks/plan.yml": "the planner's own inputs: the plan is being made",
+    "playbooks/kubernetes.yml": "the export checks its values itself and plans a stand-in fleet",
+    "playbooks/import_profiles.yml": "the importer makes no plan",
+}
+# Values the plan does not keep: the secrets' values never enter it (its check keeps the flag names only).
+NOT_IN_THE_PLAN = {"sglang_secrets"}
+
+
+def raw_defaults(text: str) -> list[tuple[int, str]]:
+    """(line, variable) of every ``sglang_X | default(`` that reads an operator's setting raw instead of from the
+    plan (sglang_plan.settings holds it checked; a row without a default is absent there while unset)."""
+    found = []
+    for match in RAW_DEFAULT_RE.finditer(text):
+        row = table.BY_NAME.get(match.group(1))
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        if row is None or row.scope not in OPERATOR_SCOPES or row.name in NOT_IN_THE_PLAN:
+            continue
+        if text[line_start:match.start()].lstrip().startswith("#"):
+            continue
+        found.append((text.count("\n", 0, match.start()) + 1, row.name))
+    return found
+
+
+def test_the_scan_sees_a_raw_setting_read_with_a_default() -> None:
+    assert raw_defaults("x: \"{{ sglang_npu_smi | default(omit) }}\"\n") == [(1, "sglang_npu_smi")]
+    assert not raw_defaults("{{ hostvars['localhost'].sglang_plan.settings.sglang_npu_smi | default(omit) }}")
+    assert not raw_defaults("{{ __sglang_run.sglang_npu_smi | default(omit) }} {{ __sglang_x | default(1) }}")
+    assert not raw_defaults("# sglang_npu_smi | default(omit)\n{{ sglang_secrets | default({}) }}")
+    assert not raw_defaults("{{ sglang_stage_observed | default({}) }}")  # registered by the collection
+
+
+def test_no_playbook_or_role_reads_an_operators_setting_raw_with_a_default() -> None:
+    problems = [f"{path.relative_to(ROOT)}:{line}: {name} | default(...): read it from the plan, checked "
+                f"(sglang_plan.settings.{name}, or hostvars['localhost'].sglang_plan.settings on a host)"
+                for pattern in SCANNED for path in sorted(ROOT.glob(pattern))
+                if path.is_file() and str(path.relative_to(ROOT)) not in RAW_READERS
+                for line, name in raw_defaults(path.read_text(encoding="utf-8"))]
+    assert not problems, "\n".join(problems)
+
+
 def _documented_options(source: str) -> dict[str, dict]:
     tree = ast.parse(source)
     for node in tree.body:

@@ -149,6 +149,19 @@ def check(stack: Mapping[str, Any], python: str, needed: tuple[int, str] | None,
     ref_name = f"reference environment of sglang {release}" if release else "no reference environment"
     out.append(("stack", OK, _summary(stack), f"{python}: {ref_name}", ""))
     runtime = stack.get("runtime")
+    out.extend(_imports(stack, runtime, python))
+    out.extend(_torch_pair(stack, ref_packages))
+    if runtime is not None and "device_count" in runtime:
+        out.extend(_npus_visible(runtime, needed))
+    out.extend(_deep_ep(stack, toolkit))
+    if policy != "off" and reference:
+        out.extend(_reference(stack, toolkit, reference, policy))
+    return out
+
+
+def _imports(stack: Mapping[str, Any], runtime: Any, python: str) -> list[tuple[str, str, str, str, str]]:
+    """torch and torch_npu import in the interpreter, and torch.npu answers."""
+    out: list[tuple[str, str, str, str, str]] = []
     if runtime is None:
         out.append(("stack_import", FAIL, str(stack.get("error")), f"torch and torch_npu import in {python}",
                     "run the interpreter by hand with the CANN environment sourced (`source /etc/sglang/cann_env.sh; "
@@ -169,6 +182,12 @@ def check(stack: Mapping[str, Any], python: str, needed: tuple[int, str] | None,
         if runtime.get("npu_error"):
             out.append(("stack_npus", FAIL, f"torch.npu: {runtime['npu_error']}", "torch.npu answers",
                         "check the driver (`npu-smi info`) and the CANN environment of the interpreter"))
+    return out
+
+
+def _torch_pair(stack: Mapping[str, Any], ref_packages: Mapping[str, Any]) -> list[tuple[str, str, str, str, str]]:
+    """torch_npu is built for the installed torch (same major.minor)."""
+    out: list[tuple[str, str, str, str, str]] = []
     torch_v, npu_v = version_of(stack, "torch"), version_of(stack, "torch_npu")
     if torch_v and npu_v and major_minor(torch_v) != major_minor(npu_v):
         ref = f"; the reference pairs torch {ref_packages['torch']} with torch_npu {ref_packages['torch_npu']}" \
@@ -180,21 +199,32 @@ def check(stack: Mapping[str, Any], python: str, needed: tuple[int, str] | None,
                     f"{major_minor(npu_v)} that torch_npu {npu_v} is built for{ref}"))
     elif torch_v and npu_v:
         out.append(("stack_torch_npu", OK, f"torch {torch_v}, torch_npu {npu_v}", "same major.minor", ""))
-    if runtime is not None and "device_count" in runtime:
-        count = int(runtime["device_count"])
-        visible = runtime.get("visible_devices")
-        found = f"torch.npu.device_count() = {count}" + (f" (ASCEND_RT_VISIBLE_DEVICES={visible})" if visible else "")
-        if not runtime.get("is_available"):
-            out.append(("stack_npus", FAIL, found + ", torch.npu.is_available() is False", "NPUs available to torch",
-                        "check `npu-smi info`, the driver, the /dev/davinci* devices of a container and "
-                        "ASCEND_RT_VISIBLE_DEVICES in the server's environment"))
-        elif needed and count < needed[0]:
-            out.append(("stack_npus", FAIL, found, f">= {needed[0]} NPUs: {needed[1]}",
-                        "make the node's NPUs visible to the server's interpreter (unset or widen "
-                        "ASCEND_RT_VISIBLE_DEVICES, pass every /dev/davinci* device into a container, check "
-                        "`npu-smi info`), or lower --base-gpu-id / --tp-size through sglang_overrides"))
-        else:
-            out.append(("stack_npus", OK, found, f">= {needed[0]} NPUs" if needed else "NPUs visible", ""))
+    return out
+
+
+def _npus_visible(runtime: Mapping[str, Any], needed: tuple[int, str] | None) -> list[tuple[str, str, str, str, str]]:
+    """torch sees as many NPUs as the host's services need."""
+    out: list[tuple[str, str, str, str, str]] = []
+    count = int(runtime["device_count"])
+    visible = runtime.get("visible_devices")
+    found = f"torch.npu.device_count() = {count}" + (f" (ASCEND_RT_VISIBLE_DEVICES={visible})" if visible else "")
+    if not runtime.get("is_available"):
+        out.append(("stack_npus", FAIL, found + ", torch.npu.is_available() is False", "NPUs available to torch",
+                    "check `npu-smi info`, the driver, the /dev/davinci* devices of a container and "
+                    "ASCEND_RT_VISIBLE_DEVICES in the server's environment"))
+    elif needed and count < needed[0]:
+        out.append(("stack_npus", FAIL, found, f">= {needed[0]} NPUs: {needed[1]}",
+                    "make the node's NPUs visible to the server's interpreter (unset or widen "
+                    "ASCEND_RT_VISIBLE_DEVICES, pass every /dev/davinci* device into a container, check "
+                    "`npu-smi info`), or lower --base-gpu-id / --tp-size through sglang_overrides"))
+    else:
+        out.append(("stack_npus", OK, found, f">= {needed[0]} NPUs" if needed else "NPUs visible", ""))
+    return out
+
+
+def _deep_ep(stack: Mapping[str, Any], toolkit: str | None) -> list[tuple[str, str, str, str, str]]:
+    """deep-ep is built for the host's CANN."""
+    out: list[tuple[str, str, str, str, str]] = []
     deep_ep = version_of(stack, "deep_ep")
     deep_cann = built_for_cann(deep_ep)
     if deep_cann and toolkit:
@@ -205,8 +235,6 @@ def check(stack: Mapping[str, Any], python: str, needed: tuple[int, str] | None,
                         f"built for this host's CANN {toolkit}",
                         f"install the deep-ep wheel of the sgl-kernel-npu release built for CANN {toolkit} (its file "
                         f"name names the CANN), or CANN {deep_cann} on this host"))
-    if policy != "off" and reference:
-        out.extend(_reference(stack, toolkit, reference, policy))
     return out
 
 

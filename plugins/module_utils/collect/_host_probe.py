@@ -436,17 +436,8 @@ def observe(req: Mapping[str, Any], npu_smi: str = "npu-smi", driver_info: str =
                  if req.get("npu_health") else None)  # found where observe_npu finds it (/usr/local/sbin)
         weights = pool.submit(observe_weights, req.get("weights"), check_mode) if req.get("weights") else None
         container = pool.submit(observe_container, req["container"], runtime_timeout) if req.get("container") else None
-        observed["paths"] = {path: path_kind(path) for path in req.get("paths") or {}}
-        observed["resolved"] = {name: resolve(name) for name in req.get("names") or []}
-        observed["nics"] = observe_nics() if req.get("nics") else {}
-        observed["listeners"] = observe_listeners(list(req.get("ports") or []))
-        observed["units"] = observe_units(list(req.get("units") or []))
-        observed["started"] = check_units(list(req.get("started") or []), run, which("systemctl"))
-        observed["routes"] = {p["address"]: route_source(p["address"], int(p["port"])) for p in req.get("probes") or []}
-        if req.get("npu"):
-            observed["driver"] = observe_driver(driver_info)
-        if req.get("npu") or req.get("toolkit"):
-            observed["toolkit"] = observe_toolkit(list(toolkit_info))
+        # What the host answers at once, read here while the slow probes run in the pool.
+        observed.update(_observe_local(req, driver_info, toolkit_info))
         observed["probes"] = {k: f.result() for k, f in probes.items()}
         observed["runtimes"] = {k: f.result() for k, f in runtimes.items()}
         observed["health"] = {k: f.result() for k, f in health.items()}
@@ -461,14 +452,37 @@ def observe(req: Mapping[str, Any], npu_smi: str = "npu-smi", driver_info: str =
         if weights:
             observed["weights"] = weights.result()
         observed["container"] = container.result() if container else None
+    observed["owners"] = _owners(observed)
+    return observed
+
+
+def _observe_local(req: Mapping[str, Any], driver_info: str, toolkit_info: list[str] | tuple[str, ...]
+                   ) -> dict[str, Any]:
+    """The quick observations of one host (paths, names, NICs, listeners, units, routes, driver, toolkit)."""
+    local: dict[str, Any] = {}
+    local["paths"] = {path: path_kind(path) for path in req.get("paths") or {}}
+    local["resolved"] = {name: resolve(name) for name in req.get("names") or []}
+    local["nics"] = observe_nics() if req.get("nics") else {}
+    local["listeners"] = observe_listeners(list(req.get("ports") or []))
+    local["units"] = observe_units(list(req.get("units") or []))
+    local["started"] = check_units(list(req.get("started") or []), run, which("systemctl"))
+    local["routes"] = {p["address"]: route_source(p["address"], int(p["port"])) for p in req.get("probes") or []}
+    if req.get("npu"):
+        local["driver"] = observe_driver(driver_info)
+    if req.get("npu") or req.get("toolkit"):
+        local["toolkit"] = observe_toolkit(list(toolkit_info))
+    return local
+
+
+def _owners(observed: Mapping[str, Any]) -> dict[str, Any]:
+    """The unit (or container) of every process that listens on a planned port or holds an NPU."""
     pids: set[int] = set()
     for entry in observed["listeners"] or []:
         pids.update(entry.get("pids") or [])
     for proc in ((observed.get("npu") or {}).get("info") or {}).get("processes") or []:
         pids.add(int(proc["pid"]))
     containers = (observed.get("container") or {}).get("containers") or {}
-    observed["owners"] = {str(pid): unit_of(pid, containers) for pid in sorted(pids)}
-    return observed
+    return {str(pid): unit_of(pid, containers) for pid in sorted(pids)}
 
 
 def observe_npu_facts(npu_smi: str = "npu-smi", driver_info: str = DRIVER_INFO,

@@ -331,55 +331,9 @@ def import_deployment(lines: Lines, where: str, hardware: str) -> Deployment:
             continue
         n = getattr(lay, f"{role}_nnodes")
         facts: dict[str, Any] = {}
-        seen: list[tuple[dict[str, Any], dict[str, str], dict[str, list[str]]]] = []
-        for index, address in enumerate(hosts):
-            instance, rank = divmod(index, n)
-            run = runs[address]
-            launches = [launch for launch in run.of(SERVER_MODULE) if _launch_role(launch) == role]
-            if len(launches) != 1:
-                raise ImportRefusal(f"{script.line_of(SERVER_MODULE)}: {role} host {address} starts "
-                                    f"{len(launches)} {role} servers")
-            at = _Where(role, instance, rank, n, address, hosts[instance * n])
-            args = _server_args(launches[0], at, lay, script, facts)
-            env = _server_env(launches[0], at, lay, script, store, facts)
-            seen.append((args, env, _cann(launches[0], script)))
-            host_tuning = _host_tuning(run)
-            if tuning and host_tuning != tuning:
-                raise ImportRefusal(f"{script.line_of('sysctl', 'scaling_governor')}: host tuning differs between "
-                                    "hosts")
-            tuning = host_tuning
-        first = seen[0]
-        for index, other in enumerate(seen[1:], 1):
-            for name, mine, theirs in (("flags", first[0], other[0]), ("environment", first[1], other[1]),
-                                       ("CANN lines", first[2], other[2])):
-                if list(mine.items()) != list(theirs.items()):
-                    diff = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
-                    raise ImportRefusal(f"{script.line_of(*(diff[:1] or [SERVER_MODULE]))}: the {role} servers' "
-                                        f"{name} differ between hosts {hosts[0]} and {hosts[index]} ({diff})")
-        args, env, cann = first
-        spec: dict[str, Any] = {"nnodes": n, "documented_instances": len(hosts) // n}
-        if "port" not in facts:
-            raise ImportRefusal(f"{script.line_of(SERVER_MODULE)}: the {role} server has no --port")
-        spec["port"] = _one(facts["port"], "--port", script.line_of("--port"))
-        if "bootstrap_port" in facts:
-            base = facts["bootstrap_port"][(0, 0)]
-            for (instance, _rank), port in facts["bootstrap_port"].items():
-                if port != base + instance:
-                    raise ImportRefusal(f"{script.line_of('--disaggregation-bootstrap-port')}: instance {instance} "
-                                        f"uses bootstrap port {port}; the planner gives instance i port {base}+i")
-            spec["bootstrap_port"] = base
-        if "dist_init_port" in facts:
-            spec["dist_init_port"] = _one(facts["dist_init_port"], "--dist-init-addr port",
-                                          script.line_of("--dist-init-addr"))
-        tp, pp = args.get("--tp-size"), args.get("--pp-size", 1)
-        if isinstance(tp, int) and isinstance(pp, int) and tp * pp // n < NODE_DEVICES.get(hardware, 0):
-            spec["devices_per_node"] = tp * pp // n  # pipeline stages multiply an instance's devices
-        if isinstance(args.get("--base-gpu-id"), int) and args["--base-gpu-id"]:
-            spec["base_gpu_id"] = args["--base-gpu-id"]
-        spec["cann"] = cann
-        spec["env"] = dict(sorted(env.items()))
-        spec["args"] = args
-        roles[role] = spec
+        seen, tuning = _role_launches(script, lay, runs, role, store, facts, tuning)
+        _same_on_every_host(script, role, hosts, seen)
+        roles[role] = _role_spec(script, role, n, len(hosts), facts, seen[0], hardware)
         store_ports |= facts.get("memfabric_store_port", set())
     if len(store_ports) > 1:
         raise ImportRefusal(f"{script.line_of('ASCEND_MF_STORE_URL')}: the roles name different MemFabric store "
@@ -392,6 +346,73 @@ def import_deployment(lines: Lines, where: str, hardware: str) -> Deployment:
                             "servers; the document starts only one of them")
     return Deployment(roles=roles, host_tuning=tuning, memfabric_store_port=next(iter(store_ports), None),
                       deploy_mode=mode)
+
+
+def _role_launches(script: _Script, lay: Layout, runs: dict[str, HostRun], role: str, store: str | None,
+                   facts: dict[str, Any], tuning: dict[str, Any]) -> "tuple[list[Any], dict[str, Any]]":
+    """The flags, environment and CANN lines of the role's server on each of its hosts (collecting ``facts``), and
+    the host tuning, which every host must share."""
+    hosts = getattr(lay, role)
+    n = getattr(lay, f"{role}_nnodes")
+    seen: list[tuple[dict[str, Any], dict[str, str], dict[str, list[str]]]] = []
+    for index, address in enumerate(hosts):
+        instance, rank = divmod(index, n)
+        run = runs[address]
+        launches = [launch for launch in run.of(SERVER_MODULE) if _launch_role(launch) == role]
+        if len(launches) != 1:
+            raise ImportRefusal(f"{script.line_of(SERVER_MODULE)}: {role} host {address} starts "
+                                f"{len(launches)} {role} servers")
+        at = _Where(role, instance, rank, n, address, hosts[instance * n])
+        args = _server_args(launches[0], at, lay, script, facts)
+        env = _server_env(launches[0], at, lay, script, store, facts)
+        seen.append((args, env, _cann(launches[0], script)))
+        host_tuning = _host_tuning(run)
+        if tuning and host_tuning != tuning:
+            raise ImportRefusal(f"{script.line_of('sysctl', 'scaling_governor')}: host tuning differs between "
+                                "hosts")
+        tuning = host_tuning
+    return seen, tuning
+
+
+def _same_on_every_host(script: _Script, role: str, hosts: list[str], seen: list[Any]) -> None:
+    """Refuses a role whose servers' flags, environment or CANN lines differ between its hosts."""
+    first = seen[0]
+    for index, other in enumerate(seen[1:], 1):
+        for name, mine, theirs in (("flags", first[0], other[0]), ("environment", first[1], other[1]),
+                                   ("CANN lines", first[2], other[2])):
+            if list(mine.items()) != list(theirs.items()):
+                diff = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+                raise ImportRefusal(f"{script.line_of(*(diff[:1] or [SERVER_MODULE]))}: the {role} servers' "
+                                    f"{name} differ between hosts {hosts[0]} and {hosts[index]} ({diff})")
+
+
+def _role_spec(script: _Script, role: str, n: int, host_count: int, facts: dict[str, Any], first: Any,
+               hardware: str) -> dict[str, Any]:
+    """One role of the profile from its first host's server and the facts every host gave."""
+    args, env, cann = first
+    spec: dict[str, Any] = {"nnodes": n, "documented_instances": host_count // n}
+    if "port" not in facts:
+        raise ImportRefusal(f"{script.line_of(SERVER_MODULE)}: the {role} server has no --port")
+    spec["port"] = _one(facts["port"], "--port", script.line_of("--port"))
+    if "bootstrap_port" in facts:
+        base = facts["bootstrap_port"][(0, 0)]
+        for (instance, _rank), port in facts["bootstrap_port"].items():
+            if port != base + instance:
+                raise ImportRefusal(f"{script.line_of('--disaggregation-bootstrap-port')}: instance {instance} "
+                                    f"uses bootstrap port {port}; the planner gives instance i port {base}+i")
+        spec["bootstrap_port"] = base
+    if "dist_init_port" in facts:
+        spec["dist_init_port"] = _one(facts["dist_init_port"], "--dist-init-addr port",
+                                      script.line_of("--dist-init-addr"))
+    tp, pp = args.get("--tp-size"), args.get("--pp-size", 1)
+    if isinstance(tp, int) and isinstance(pp, int) and tp * pp // n < NODE_DEVICES.get(hardware, 0):
+        spec["devices_per_node"] = tp * pp // n  # pipeline stages multiply an instance's devices
+    if isinstance(args.get("--base-gpu-id"), int) and args["--base-gpu-id"]:
+        spec["base_gpu_id"] = args["--base-gpu-id"]
+    spec["cann"] = cann
+    spec["env"] = dict(sorted(env.items()))
+    spec["args"] = args
+    return spec
 
 
 def _host_tuning(run: HostRun) -> dict[str, Any]:
@@ -420,6 +441,25 @@ def _router(lay: Layout, runs: dict[str, HostRun], roles: dict[str, dict[str, An
         "--worker-urls": [[f"http://{a}:{roles['mixed']['port']}" for a in lay.rank0("mixed")]] if "mixed" in roles
         else [],
     }
+    args, seen, port = _router_args(launch, script)
+    _check_upstreams(script, seen, expected, where)
+    if port is None:
+        raise ImportRefusal(f"{where}: the router has no --port")
+    # The router gets the variables the script exports for it alone: after the last server launch.
+    env = {k: launch.env[k] for k in _exported_after_servers(script) if k in launch.env}
+    for key, value in env.items():
+        if _ADDRESS.search(value) or _UNFILLED.search(value):
+            raise ImportRefusal(f"{script.line_of(key + '=')}: {key}={value} names a host the planner cannot compute")
+    out: dict[str, Any] = {"port": port}
+    if env:
+        out["env"] = env
+    out["args"] = args
+    return out
+
+
+def _router_args(launch: Launch, script: _Script) -> "tuple[dict[str, Any], dict[str, list[list[str]]], int | None]":
+    """The router's flags as the profile keeps them (upstreams and port as placeholders), the upstreams given, and
+    the port."""
     placeholder = {"--prefill": "{prefill_upstreams}", "--decode": "{decode_upstreams}",
                    "--worker-urls": "{worker_urls}"}
     args: dict[str, Any] = {}
@@ -450,6 +490,12 @@ def _router(lay: Layout, runs: dict[str, HostRun], roles: dict[str, dict[str, An
                                         "compute")
             args[flag] = scalar(values[0]) if len(values) == 1 else [scalar(v) for v in values]
         last = flag
+    return args, seen, port
+
+
+def _check_upstreams(script: _Script, seen: dict[str, list[list[str]]], expected: dict[str, list[list[str]]],
+                     where: str) -> None:
+    """Refuses router upstreams other than the documented instances' rank 0, in order."""
     for flag, groups in seen.items():
         if groups != expected[flag]:
             first = next((i for i, group in enumerate(groups)
@@ -459,18 +505,6 @@ def _router(lay: Layout, runs: dict[str, HostRun], roles: dict[str, dict[str, An
             raise ImportRefusal(f"{where_}: the router's {flag} upstreams "
                                 f"{[' '.join(g) for g in groups]} are not the documented instances' rank 0 "
                                 f"({[' '.join(g) for g in expected[flag]]})")
-    if port is None:
-        raise ImportRefusal(f"{where}: the router has no --port")
-    # The router gets the variables the script exports for it alone: after the last server launch.
-    env = {k: launch.env[k] for k in _exported_after_servers(script) if k in launch.env}
-    for key, value in env.items():
-        if _ADDRESS.search(value) or _UNFILLED.search(value):
-            raise ImportRefusal(f"{script.line_of(key + '=')}: {key}={value} names a host the planner cannot compute")
-    out: dict[str, Any] = {"port": port}
-    if env:
-        out["env"] = env
-    out["args"] = args
-    return out
 
 
 def _exported_after_servers(script: _Script) -> list[str]:

@@ -21,6 +21,7 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _metrics
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _packing
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _model_sources as _sources
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _placement
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _run_settings
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _settings
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _watchdog
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._errors import Collector
@@ -216,7 +217,7 @@ def plan(profile: Profile, inv: Inventory, placement: _placement.Placement = _pl
     errors.findings.extend(inv.findings)
     check_membership(inv, profile.server_roles, errors)
     checked = _settings.check_one_values(inv.variables, errors)
-    own_source = _sources.own_source(inv.variables.get("sglang_model_source"), inv.variables.get("sglang_model_path"))
+    own_source = _sources.own_source(checked.get("sglang_model_source"), checked.get("sglang_model_path"))
     if own_source:
         errors.add(own_source, variable="sglang_model_source")
     scope = _scope(profile, inv)
@@ -245,6 +246,10 @@ def plan(profile: Profile, inv: Inventory, placement: _placement.Placement = _pl
     host_plans = _host_plans(ctx, servers)
     _check_ports(host_plans, inv, errors)
     check_hccl_timeouts(host_plans, errors)
+    settings = _run_settings.resolve(checked, servers.instances, errors)
+    # The stage's sources by model directory ({} when none is set): the filters and stage_weights.yml read them so.
+    settings["sglang_model_source"] = _sources.by_path(checked.get("sglang_model_source"),
+                                                       checked.get("sglang_model_path"))
     errors.raise_if_any()
     bench = _bench(profile, inv, inv.groups["router"], router_spec, instances, ctx.python)
     return Plan(profile=profile.id, title=profile.title, deploy_mode=profile.deploy_mode,
@@ -259,7 +264,7 @@ def plan(profile: Profile, inv: Inventory, placement: _placement.Placement = _pl
                 hardware=profile.hardware, preflight=preflight, instances=servers.instances,
                 reference_stack=_reference_stack(releases),
                 monitoring={**dataclasses.asdict(monitoring), "host_dirs": dict(inv.monitoring_dirs)},
-                deployment=checked.get("sglang_deployment") or profile.id, settings=dict(checked))
+                deployment=checked.get("sglang_deployment") or profile.id, settings=settings)
 
 
 def _scope(profile: Profile, inv: Inventory) -> dict[str, str]:

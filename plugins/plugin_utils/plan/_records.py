@@ -172,6 +172,9 @@ class Plan:
     source: dict[str, Any] = dataclasses.field(default_factory=dict)
     # The deployment's and the run's settings from the settings table (plugin_utils/plan/_settings.py), checked,
     # defaults filled in, by their full names: what the operations playbooks read (the hosts' own are HostPlan's).
+    # Some are resolved against the plan as their consumers use them: sglang_restart_batch a count of instances,
+    # sglang_restart_only the instance keys (or "pending"), sglang_retire a list (plan/_run_settings.py), and
+    # sglang_model_source the sources by model directory.
     settings: dict[str, Any] = dataclasses.field(default_factory=dict)
     # Version of this form (as_dict / JSON); a consumer refuses a plan of another version.
     plan_version: int = PLAN_VERSION

@@ -240,10 +240,13 @@ def _names(value: Any, allowed: str) -> list[str] | None:
 
 
 def _restart_only(value: Any, errors: Collector, where: c.Where) -> Any:
-    if _names(value, "A-Za-z0-9_.-") is None:
+    """sglang_restart_only: instance keys, a list or comma-separated -> the list, each once; or "pending" as it is.
+    The planner keeps the keys it plans (plan/_run_settings.py)."""
+    names = _names(value, "A-Za-z0-9_.-")
+    if names is None:
         where.add(errors, f"must be instance keys (a list, or comma-separated), got {c.shown(value)}")
         return None
-    return value
+    return "pending" if isinstance(value, str) and names == ["pending"] else list(dict.fromkeys(names))
 
 
 def _retire(value: Any, errors: Collector, where: c.Where) -> Any:

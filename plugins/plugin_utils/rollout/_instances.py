@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._contract import parse_batch
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import Plan
 
 ROLE_ORDER = ("prefill", "decode", "mixed")
@@ -73,17 +72,6 @@ def pending_instances(plan: Plan, status_by_host: Mapping[str, Any]) -> list[str
                 out.append(inst["key"])
                 break
     return out
-
-
-def batch_size(value: Any, fleet: int) -> int:
-    """How many instances restart.yml may take out of service at once (``sglang_restart_batch``), with the meaning
-    of a Kubernetes maxUnavailable: a count, or a percentage of the fleet's server instances rounded down, at least
-    1. The plan has checked the value; this raises ValueError on anything else (a caller that skipped the check)."""
-    parsed = parse_batch(value)
-    if parsed is None or parsed[0] < 1 or (parsed[1] and parsed[0] > 100):
-        raise ValueError(f"sglang_restart_batch must be a count from 1 or a percentage from 1% to 100%, got {value!r}")
-    number, percent = parsed
-    return max(1, fleet * number // 100) if percent else number
 
 
 def restart_batches(selected: Iterable[Mapping[str, Any]], size: int) -> list[dict[str, Any]]:

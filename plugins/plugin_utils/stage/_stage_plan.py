@@ -94,6 +94,17 @@ def plan_stage(sources: Mapping[str, str], wanted: Mapping[str, Sequence[str]],
     observe returned there (files, staged, free, source, source_error)."""
     errors: list[str] = []
     full = verify == "full"
+    expected, listings = _source_listings(sources, wanted, observed, errors)
+    copies, by_path = _host_copies(wanted, observed, expected, listings, full, margin, errors)
+    merged = _merged_rounds(by_path, parallel, fanout, tree)
+    return StagePlan(dict(sources), expected, tuple(copies), tuple(tuple(r) for r in merged), verify, tuple(errors))
+
+
+def _source_listings(sources: Mapping[str, str], wanted: Mapping[str, Sequence[str]],
+                     observed: Mapping[str, Mapping[str, Any]], errors: list[str]
+                     ) -> "tuple[dict[str, dict[str, int]], dict[str, dict[str, Sequence[int]]]]":
+    """Per model directory, the source's file sizes and listing as the first host that read it saw them; every other
+    host must have read the same (else an error)."""
     expected: dict[str, dict[str, int]] = {}
     listings: dict[str, dict[str, Sequence[int]]] = {}
     for path in sorted(sources):
@@ -122,6 +133,14 @@ def plan_stage(sources: Mapping[str, str], wanted: Mapping[str, Sequence[str]],
                               "mount different storage; rerun when it is stable")
         expected[path] = sizes
         listings[path] = dict(seen[first])
+    return expected, listings
+
+
+def _host_copies(wanted: Mapping[str, Sequence[str]], observed: Mapping[str, Mapping[str, Any]],
+                 expected: Mapping[str, Mapping[str, int]], listings: Mapping[str, Mapping[str, Sequence[int]]],
+                 full: bool, margin: int, errors: list[str]) -> "tuple[list[HostCopy], dict[str, list[HostCopy]]]":
+    """What each host lacks of each of its directories, what is staged already and whether it fits (else an
+    error); the copies in order and by directory."""
     copies: list[HostCopy] = []
     by_path: dict[str, list[HostCopy]] = {}
     for host in sorted(wanted):
@@ -145,6 +164,12 @@ def plan_stage(sources: Mapping[str, str], wanted: Mapping[str, Sequence[str]],
                 errors.append(f"host {host}: {path} needs {_bytes(total - staged + margin)} free where it goes, "
                               f"has {_bytes(copy.free)}: {_bytes(short)} missing (free space, or point "
                               "sglang_model_path elsewhere)")
+    return copies, by_path
+
+
+def _merged_rounds(by_path: Mapping[str, list[HostCopy]], parallel: int, fanout: int, tree: bool
+                   ) -> list[list[Transfer]]:
+    """The transfers of every directory, merged round by round."""
     merged: list[list[Transfer]] = []
     for path in sorted(by_path):
         pending = [(c.host, c.bytes) for c in by_path[path] if c.lacking]
@@ -154,7 +179,7 @@ def plan_stage(sources: Mapping[str, str], wanted: Mapping[str, Sequence[str]],
             while len(merged) <= index:
                 merged.append([])
             merged[index] += [Transfer(h, path, s, files[h].lacking, files[h].bytes) for h, s in this]
-    return StagePlan(dict(sources), expected, tuple(copies), tuple(tuple(r) for r in merged), verify, tuple(errors))
+    return merged
 
 
 def _bytes(value: int) -> str:

@@ -177,31 +177,50 @@ def host_files(host_plan: HostPlan, settings: dict | None = None, *, roles=None,
                  variables={"sglang_tpl_sysctl": (host_plan.host_tuning or {}).get("sysctl") or {}}),
     ]
     for svc in services:
-        name, bare = svc.name, _without_env(svc)
-        if render:
-            files.append(FileSpec("summary", ETC, name + ".json", "0640", name + ".json", service=name,
-                                  content=summary(svc), sensitive=True))
-        files.append(FileSpec("env", ETC, name + ".env", "0640", name + ".env", service=name, template="sglang.env.j2",
-                              variables={"sglang_tpl_service": svc.as_dict()}, sensitive=True))
-        if svc.secret_flags and not render:
-            files.append(FileSpec("secrets", ETC, name + ".secrets", "0600", service=name, template="sglang.secrets.j2",
-                                  variables={"sglang_tpl_service": bare,
-                                             "sglang_tpl_secrets": (secrets or {}).get(svc.role) or {}},
-                                  sensitive=True, owner="root", group="root"))
-        if svc.boot_workers:
-            start, end = svc.boot_workers
-            files.append(FileSpec("router_workers", ETC, name + ".workers", "0644", name + ".workers", service=name,
-                                  content="".join(f"{arg}\n" for arg in svc.argv[start:end])))
-        files.append(FileSpec("launcher", LIBEXEC, name + ".sh", "0755", name + ".sh", service=name,
-                              template="sglang.sh.j2",
-                              variables=dict(unit_vars, sglang_tpl_service=bare, sglang_tpl_argv=launch_argv(svc),
-                                             sglang_tpl_workers_file=(workers_file(cfg, name) if svc.boot_workers
-                                                                      else None),
-                                             sglang_tpl_cann_env=sources_cann_env(svc))))
-        record = start_record(cfg, name + ".service", service_files(cfg, svc))
-        files.append(FileSpec("unit", SYSTEMD, name + ".service", "0644", name + ".service", service=name,
-                              template="sglang.service.j2",
-                              variables=dict(unit_vars, sglang_tpl_service=bare, sglang_tpl_record=record)))
+        files += _service_files(svc, cfg, unit_vars, render, secrets)
+    files += _watchdog_specs(services, cfg, render)
+    if kinds is not None:
+        files = [f for f in files if f.kind in kinds]
+    if render:
+        files = [f for f in files if f.render_name]
+    return files
+
+
+def _service_files(svc: Service, cfg: dict, unit_vars: dict, render: bool, secrets: dict | None) -> list:
+    """One service's files: summary (render mode), environment, secrets, a router's workers at start, launcher,
+    unit."""
+    files: list = []
+    name, bare = svc.name, _without_env(svc)
+    if render:
+        files.append(FileSpec("summary", ETC, name + ".json", "0640", name + ".json", service=name,
+                              content=summary(svc), sensitive=True))
+    files.append(FileSpec("env", ETC, name + ".env", "0640", name + ".env", service=name, template="sglang.env.j2",
+                          variables={"sglang_tpl_service": svc.as_dict()}, sensitive=True))
+    if svc.secret_flags and not render:
+        files.append(FileSpec("secrets", ETC, name + ".secrets", "0600", service=name, template="sglang.secrets.j2",
+                              variables={"sglang_tpl_service": bare,
+                                         "sglang_tpl_secrets": (secrets or {}).get(svc.role) or {}},
+                              sensitive=True, owner="root", group="root"))
+    if svc.boot_workers:
+        start, end = svc.boot_workers
+        files.append(FileSpec("router_workers", ETC, name + ".workers", "0644", name + ".workers", service=name,
+                              content="".join(f"{arg}\n" for arg in svc.argv[start:end])))
+    files.append(FileSpec("launcher", LIBEXEC, name + ".sh", "0755", name + ".sh", service=name,
+                          template="sglang.sh.j2",
+                          variables=dict(unit_vars, sglang_tpl_service=bare, sglang_tpl_argv=launch_argv(svc),
+                                         sglang_tpl_workers_file=(workers_file(cfg, name) if svc.boot_workers
+                                                                  else None),
+                                         sglang_tpl_cann_env=sources_cann_env(svc))))
+    record = start_record(cfg, name + ".service", service_files(cfg, svc))
+    files.append(FileSpec("unit", SYSTEMD, name + ".service", "0644", name + ".service", service=name,
+                          template="sglang.service.j2",
+                          variables=dict(unit_vars, sglang_tpl_service=bare, sglang_tpl_record=record)))
+    return files
+
+
+def _watchdog_specs(services: list, cfg: dict, render: bool) -> list:
+    """The watchdog program (once) and each watched service's watchdog configuration and unit."""
+    files: list = []
     watch = _watchdog.watched(services, cfg)
     if watch and not render:
         files.append(FileSpec("watchdog_program", LIBEXEC, _watchdog.PROGRAM, "0755", src=_watchdog.PROGRAM))
@@ -215,10 +234,6 @@ def host_files(host_plan: HostPlan, settings: dict | None = None, *, roles=None,
                               template="sglang-watchdog.service.j2",
                               variables=dict(_settings.template_inputs(cfg), sglang_tpl_service=_without_env(svc),
                                              sglang_tpl_record=start_record(cfg, unit_name, watchdog_files(cfg, name)))))
-    if kinds is not None:
-        files = [f for f in files if f.kind in kinds]
-    if render:
-        files = [f for f in files if f.render_name]
     return files
 
 

@@ -28,8 +28,16 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._topology import build_inventory, stand_in_fleet
 
 PREFIX = "sglang_k8s_"
+# Read by the export itself, in the workloads' meaning: sglang_restart_batch is each server role's maxUnavailable (a
+# count, or a percentage of the role's replicas), not the count of the whole fleet the plan resolves it into.
+EXPORT_READS = ("sglang_restart_batch",)
 # The value the planner's secret checks see for a flag whose value the Secret holds (never written anywhere).
 SECRET_STAND_IN = "from-the-kubernetes-secret"
+
+
+def _own(name: str) -> bool:
+    """A value the export checks itself rather than handing it to the planner."""
+    return name.startswith(PREFIX) or name in EXPORT_READS
 
 
 @dataclasses.dataclass
@@ -58,7 +66,7 @@ def export(profile_id: str, variables: Mapping[str, Any], nic: Any = None, error
     refused value (the export's own and the planner's) before anything is written."""
     errors = errors if errors is not None else Collector()
     profile = load_profile(profile_id, profiles_dir)
-    own = {name: value for name, value in variables.items() if name.startswith(PREFIX)}
+    own = {name: value for name, value in variables.items() if _own(name)}
     checked = _settings.check_one_values(own, errors)
     counts = _counts(profile, checked.get("sglang_k8s_instances"), errors)
     partitions = checked.get("sglang_k8s_rollout_partition") or {}
@@ -70,26 +78,54 @@ def export(profile_id: str, variables: Mapping[str, Any], nic: Any = None, error
     if checked_nic is None and nic is None and any(profile.roles[r].nnodes > 1 for r in profile.server_roles):
         c.Where("sglang_nic").add(errors, f"profile '{profile.id}' runs multi-node instances: set the NIC of HCCL/GLOO "
                                           "on the nodes (-e sglang_nic=IFACE; one name for every node)")
+    planned_vars = _planned_vars(variables, checked)
+    # Without a usable NIC the finding above stops the export; the stand-ins get one so that the planner does not
+    # also name each of them.
+    groups, hostvars = stand_in_fleet(profile, counts, checked_nic or "eth0")
+    workload = Workload(checked["sglang_k8s_kind"], checked["sglang_k8s_name"], checked["sglang_k8s_namespace"])
+    inventory = build_inventory(groups, hostvars, planned_vars)
+    inventory = dataclasses.replace(inventory, findings=tuple(errors.findings) + inventory.findings)
+    placed = _plan(profile, inventory, KubePlacement(workload=workload), checked)
+    placed, discovery = _discovery(profile, inventory, workload, placed, checked, errors)
+    shm = planned_vars.get("sglang_container_shm_size", DEFAULT_SHM_SIZE)
+    options = manifests.Options(
+        workload=workload, npu_resource=checked["sglang_k8s_npu_resource"],
+        startup_seconds=checked["sglang_k8s_startup_seconds"], shm_size=manifests.quantity(shm),
+        router_replicas=counts["router"], secret_name=checked["sglang_k8s_secret_name"],
+        model_pvc=checked.get("sglang_k8s_model_pvc"), discovery=discovery,
+        # The servers' metrics (sglang_metrics) for a Prometheus Operator in the cluster.
+        scrape_interval=(str(placed.monitoring["scrape_interval"])
+                         if checked["sglang_k8s_prometheus_operator"] and placed.monitoring.get("metrics") else None),
+        # restart.yml's batch (checked by the settings table, its default from there) as maxUnavailable.
+        max_unavailable=checked["sglang_restart_batch"], partitions=partitions)
+    if options.model_pvc:
+        _check_claim_root(placed, errors)
+        errors.raise_if_any()
+    objects = manifests.manifests(placed, profile.server_roles, options)
+    return Export(plan=placed, roles=profile.server_roles, options=options, objects=objects)
+
+
+def _planned_vars(variables: Mapping[str, Any], checked: Mapping[str, Any]) -> dict[str, Any]:
+    """The planner's variables of the export: the run's own but the export's, on the container runtime, with
+    stand-ins of the secret flags (their values are the Secret's)."""
     secret_flags = checked.get("sglang_k8s_secret_flags")
     if secret_flags is None and isinstance(variables.get("sglang_secrets"), Mapping):
         # The inventory's secret flags; their values are not read: the Secret holds them.
         secret_flags = {role: list(body) for role, body in variables["sglang_secrets"].items()
                         if isinstance(body, Mapping)}
-    planned_vars = {name: value for name, value in variables.items() if not name.startswith(PREFIX)}
+    planned_vars = {name: value for name, value in variables.items() if not _own(name)}
     planned_vars.pop("sglang_secrets", None)
     planned_vars["sglang_runtime"] = "container"
     if secret_flags:
         planned_vars["sglang_secrets"] = {role: {flag: SECRET_STAND_IN for flag in flags}
                                           for role, flags in secret_flags.items()}
-    # Without a usable NIC the finding above stops the export; the stand-ins get one so that the planner does not
-    # also name each of them.
-    groups, hostvars = stand_in_fleet(profile, counts, checked_nic or "eth0")
-    kind = checked["sglang_k8s_kind"]
-    name = checked["sglang_k8s_name"]
-    workload = Workload(kind, name, checked["sglang_k8s_namespace"])
-    inventory = build_inventory(groups, hostvars, planned_vars)
-    inventory = dataclasses.replace(inventory, findings=tuple(errors.findings) + inventory.findings)
-    placed = _plan(profile, inventory, KubePlacement(workload=workload), checked)
+    return planned_vars
+
+
+def _discovery(profile: Profile, inventory: Any, workload: Workload, placed: Plan, checked: Mapping[str, Any],
+               errors: Collector) -> "tuple[Plan, Discovery | None]":
+    """The router's discovery of the server pods, when asked and the router can take it: the plan (planned again
+    with one server port where the roles' differ) and the Discovery, else None."""
     discovery = None
     router = _router(placed)
     if checked["sglang_k8s_router_discovery"] and router is not None and not router.mini_lb:
@@ -107,23 +143,8 @@ def export(profile_id: str, variables: Mapping[str, Any], nic: Any = None, error
         discovery = Discovery(namespace=workload.namespace, port=port,
                               selectors={role: manifests.leader_selector(workload, role)
                                          for role in profile.server_roles},
-                              service_account=f"{name}-router")
-    shm = planned_vars.get("sglang_container_shm_size", DEFAULT_SHM_SIZE)
-    options = manifests.Options(
-        workload=workload, npu_resource=checked["sglang_k8s_npu_resource"],
-        startup_seconds=checked["sglang_k8s_startup_seconds"], shm_size=manifests.quantity(shm),
-        router_replicas=counts["router"], secret_name=checked["sglang_k8s_secret_name"],
-        model_pvc=checked.get("sglang_k8s_model_pvc"), discovery=discovery,
-        # The servers' metrics (sglang_metrics) for a Prometheus Operator in the cluster.
-        scrape_interval=(str(placed.monitoring["scrape_interval"])
-                         if checked["sglang_k8s_prometheus_operator"] and placed.monitoring.get("metrics") else None),
-        # restart.yml's batch (checked by the planner, its default from the settings table) as maxUnavailable.
-        max_unavailable=placed.settings["sglang_restart_batch"], partitions=partitions)
-    if options.model_pvc:
-        _check_claim_root(placed, errors)
-        errors.raise_if_any()
-    objects = manifests.manifests(placed, profile.server_roles, options)
-    return Export(plan=placed, roles=profile.server_roles, options=options, objects=objects)
+                              service_account=f"{workload.name}-router")
+    return placed, discovery
 
 
 def _plan(profile: Profile, inventory: Any, placement: KubePlacement, checked: Mapping[str, Any]) -> Plan:

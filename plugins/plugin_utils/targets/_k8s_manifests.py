@@ -305,34 +305,9 @@ def manifests(plan: Plan, roles: tuple[str, ...], opts: Options) -> list[dict[st
         leader = pod_template(leader_svc, plan, opts, labels)
         worker = pod_template(worker_svc, plan, opts, labels) if worker_svc else None
         if kind == "rbg":
-            pattern: dict[str, Any] = {
-                "size": nnodes,
-                # A pod that fails or restarts recreates its whole instance: the other ranks cannot rejoin alone.
-                "restartPolicyConfig": {"type": "RecreateRoleInstanceOnPodRestart"},
-                "template": worker or leader,
-            }
-            if worker is not None:
-                pattern["leaderTemplatePatch"] = _leader_patch(leader)
-            rbg_roles.append({"name": role, "replicas": count, "labels": labels,
-                              "rolloutStrategy": {"type": "RollingUpdate", "rollingUpdate": _rolling(opts, role)},
-                              "leaderWorkerPattern": pattern})
+            rbg_roles.append(_rbg_role(opts, role, labels, leader, worker, count, nnodes))
         else:
-            template: dict[str, Any] = {
-                "size": nnodes,
-                "restartPolicy": "RecreateGroupOnPodRestart",
-                "workerTemplate": worker or leader,
-            }
-            if worker is not None:
-                template["leaderTemplate"] = leader
-            objects.append({
-                "apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
-                "metadata": _metadata(opts.workload.group(role), opts, labels),
-                "spec": {"replicas": count,
-                         "rolloutStrategy": {"type": "RollingUpdate", "rollingUpdateConfiguration": _rolling(opts, role)},
-                         # Not LeaderReady: the leader (rank 0) is ready only once every rank has joined it.
-                         "startupPolicy": "LeaderCreated",
-                         "networkConfig": {"subdomainPolicy": "Shared"},
-                         "leaderWorkerTemplate": template}})
+            objects.append(_leader_worker_set(opts, role, labels, leader, worker, count, nnodes))
     if router is not None:
         labels = _labels(opts, "router", plan)
         template = pod_template(router, plan, opts, labels)
@@ -358,6 +333,43 @@ def manifests(plan: Plan, roles: tuple[str, ...], opts: Options) -> list[dict[st
     if opts.scrape_interval is not None:
         objects += _monitors(plan, opts, leaders, router)
     return objects
+
+
+def _rbg_role(opts: Options, role: str, labels: dict[str, str], leader: dict[str, Any], worker: dict[str, Any] | None,
+              count: int, nnodes: int) -> dict[str, Any]:
+    """A server role of the RoleBasedGroup: its instances as leader-worker groups."""
+    pattern: dict[str, Any] = {
+        "size": nnodes,
+        # A pod that fails or restarts recreates its whole instance: the other ranks cannot rejoin alone.
+        "restartPolicyConfig": {"type": "RecreateRoleInstanceOnPodRestart"},
+        "template": worker or leader,
+    }
+    if worker is not None:
+        pattern["leaderTemplatePatch"] = _leader_patch(leader)
+    return {"name": role, "replicas": count, "labels": labels,
+            "rolloutStrategy": {"type": "RollingUpdate", "rollingUpdate": _rolling(opts, role)},
+            "leaderWorkerPattern": pattern}
+
+
+def _leader_worker_set(opts: Options, role: str, labels: dict[str, str], leader: dict[str, Any],
+                       worker: dict[str, Any] | None, count: int, nnodes: int) -> dict[str, Any]:
+    """A server role as a LeaderWorkerSet: one group per instance."""
+    template: dict[str, Any] = {
+        "size": nnodes,
+        "restartPolicy": "RecreateGroupOnPodRestart",
+        "workerTemplate": worker or leader,
+    }
+    if worker is not None:
+        template["leaderTemplate"] = leader
+    return {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+        "metadata": _metadata(opts.workload.group(role), opts, labels),
+        "spec": {"replicas": count,
+                 "rolloutStrategy": {"type": "RollingUpdate", "rollingUpdateConfiguration": _rolling(opts, role)},
+                 # Not LeaderReady: the leader (rank 0) is ready only once every rank has joined it.
+                 "startupPolicy": "LeaderCreated",
+                 "networkConfig": {"subdomainPolicy": "Shared"},
+                 "leaderWorkerTemplate": template}}
 
 
 def _monitors(plan: Plan, opts: Options, leaders: Mapping[str, Service], router: Service | None

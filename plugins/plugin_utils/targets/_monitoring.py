@@ -101,7 +101,6 @@ def rules(plan: Plan) -> str:
 def rule_groups(plan: Plan) -> list[dict[str, Any]]:
     """The rule groups of one plan (a rule file's ``groups``; the Kubernetes export's PrometheusRule holds them)."""
     mon = plan.monitoring
-    profile = plan.profile
     name = deployment(plan)
     # The deployment's own series: another deployment of the same profile in the same Prometheus is not mixed in.
     sel = f'deployment="{name}"'
@@ -110,7 +109,21 @@ def rule_groups(plan: Plan) -> list[dict[str, Any]]:
     found = targets(plan)
     interval = mon["scrape_interval"]
     down_for = mon["down_for"]
-    recording = [
+    alerts = _server_alerts(servers, by, down_for)
+    if found["router"]:
+        alerts += _router_alerts(found, sel, down_for)
+    alerts += _load_alerts(mon, plan.profile, sel, by)
+    for alert in alerts:  # every alert names its deployment, whatever its expression keeps of the series' labels
+        alert["labels"]["deployment"] = name
+    return [
+        {"name": f"sglang-{name}-recording", "interval": interval, "rules": _recording_rules(sel, by)},
+        {"name": f"sglang-{name}-alerts", "interval": interval, "rules": alerts},
+    ]
+
+
+def _recording_rules(sel: str, by: str) -> list[dict[str, Any]]:
+    """The per-instance series the alerts and dashboards read: latency quantiles and request counts."""
+    return [
         {"record": "sglang_instance:inter_token_latency_seconds:p90",
          "expr": f'histogram_quantile(0.9, sum by ({by}, le) (rate(sglang:inter_token_latency_seconds_bucket'
                  f'{{{sel}, role=~"{TOKEN_ROLES}"}}[{RATE_WINDOW}])))'},
@@ -121,7 +134,11 @@ def rule_groups(plan: Plan) -> list[dict[str, Any]]:
         {"record": "sglang_instance:num_running_reqs:sum",
          "expr": f"sum by ({by}) (sglang:num_running_reqs{{{sel}}})"},
     ]
-    alerts = [
+
+
+def _server_alerts(servers: str, by: str, down_for: str) -> list[dict[str, Any]]:
+    """A server down, and an instance whose ranks disagree."""
+    return [
         _alert("SGLangServerDown", f"up{{{servers}}} == 0", down_for, "critical",
                "SGLang server {{ $labels.service }} on {{ $labels.host }} is down",
                "Prometheus cannot scrape {{ $labels.instance }} ({{ $labels.role }} instance "
@@ -135,32 +152,40 @@ def rule_groups(plan: Plan) -> list[dict[str, Any]]:
                "(its live ranks wait in a collective). The watchdog restarts every rank together; restart.yml "
                "-e sglang_restart_only={{ $labels.sglang_instance }} does it by hand."),
     ]
-    if found["router"]:
-        alerts += [
-            _alert("SGLangRouterDown", f'up{{job="sglang-router", {sel}}} == 0', down_for, "critical",
-                   "sglang-router {{ $labels.service }} on {{ $labels.host }} is down",
-                   "Prometheus cannot scrape the router's exporter at {{ $labels.instance }} for " + down_for + "."),
-            _alert("SGLangRouterWorkerUnhealthy", f"smg_worker_health{{{sel}}} == 0", down_for, "warning",
-                   "Router {{ $labels.service }} marks worker {{ $labels.worker }} unhealthy",
-                   "The router's health checks of {{ $labels.worker }} fail; it sends it no requests."),
-        ]
-        counts = {role: len({e["labels"]["sglang_instance"] for e in found[role]}) for role in SERVER_ROLES}
-        for role, worker_type in (("prefill", "prefill"), ("decode", "decode"), ("mixed", "regular")):
-            if counts[role]:
-                alerts.append(_alert(
-                    "SGLangRouterWorkersMissing",
-                    f'sum by (deployment, profile, host, service) (smg_worker_pool_size{{{sel}, worker_type="{worker_type}"}}) '
-                    f"< {counts[role]}", down_for, "critical",
-                    f"Router {{{{ $labels.service }}}} lists fewer {role} workers than the plan's {counts[role]}",
-                    f"The plan puts {counts[role]} {role} instance(s) behind the router; it lists "
-                    "{{ $value }}: an instance dropped out (status.yml shows which)."))
-    alerts.append(_alert(
+
+
+def _router_alerts(found: dict[str, Any], sel: str, down_for: str) -> list[dict[str, Any]]:
+    """The router down, a worker it marks unhealthy, and fewer workers of a role than the plan has."""
+    alerts = [
+        _alert("SGLangRouterDown", f'up{{job="sglang-router", {sel}}} == 0', down_for, "critical",
+               "sglang-router {{ $labels.service }} on {{ $labels.host }} is down",
+               "Prometheus cannot scrape the router's exporter at {{ $labels.instance }} for " + down_for + "."),
+        _alert("SGLangRouterWorkerUnhealthy", f"smg_worker_health{{{sel}}} == 0", down_for, "warning",
+               "Router {{ $labels.service }} marks worker {{ $labels.worker }} unhealthy",
+               "The router's health checks of {{ $labels.worker }} fail; it sends it no requests."),
+    ]
+    counts = {role: len({e["labels"]["sglang_instance"] for e in found[role]}) for role in SERVER_ROLES}
+    for role, worker_type in (("prefill", "prefill"), ("decode", "decode"), ("mixed", "regular")):
+        if counts[role]:
+            alerts.append(_alert(
+                "SGLangRouterWorkersMissing",
+                f'sum by (deployment, profile, host, service) (smg_worker_pool_size{{{sel}, worker_type="{worker_type}"}}) '
+                f"< {counts[role]}", down_for, "critical",
+                f"Router {{{{ $labels.service }}}} lists fewer {role} workers than the plan's {counts[role]}",
+                f"The plan puts {counts[role]} {role} instance(s) behind the router; it lists "
+                "{{ $value }}: an instance dropped out (status.yml shows which)."))
+    return alerts
+
+
+def _load_alerts(mon: dict[str, Any], profile: str, sel: str, by: str) -> list[dict[str, Any]]:
+    """Requests queueing, and the latencies above the profile's targets."""
+    alerts = [_alert(
         "SGLangRequestsQueueing",
         f"sum by ({by}) (sglang:num_queue_reqs{{{sel}}}) > 0 and sum by ({by}) (deriv(sglang:num_queue_reqs{{{sel}}}"
         f"[{RATE_WINDOW}])) > 0", QUEUE_FOR, "warning",
         "Requests queue up on {{ $labels.sglang_instance }}",
         f"{{{{ $value }}}} requests wait on {{{{ $labels.sglang_instance }}}} and their number has grown for "
-        f"{QUEUE_FOR}: the deployment receives more than it serves."))
+        f"{QUEUE_FOR}: the deployment receives more than it serves.")]
     if mon["tpot_target_seconds"]:
         target = float(mon["tpot_target_seconds"])
         alerts.append(_alert(
@@ -175,12 +200,7 @@ def rule_groups(plan: Plan) -> list[dict[str, Any]]:
         "warning", "TTFT p90 of {{ $labels.sglang_instance }} is above " + f"{ttft:g} s",
         f"p90 time to first token {{{{ $value | humanizeDuration }}}} for {TTFT_FOR} (threshold: "
         f"{mon['ttft_source']})."))
-    for alert in alerts:  # every alert names its deployment, whatever its expression keeps of the series' labels
-        alert["labels"]["deployment"] = name
-    return [
-        {"name": f"sglang-{name}-recording", "interval": interval, "rules": recording},
-        {"name": f"sglang-{name}-alerts", "interval": interval, "rules": alerts},
-    ]
+    return alerts
 
 
 def files(plan: Plan, base: str) -> dict[str, str]:

@@ -4,11 +4,9 @@ real plans, no host, no Ansible."""
 
 from __future__ import annotations
 
-import pytest
-
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import typed_plan
 from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._instances import (
-    batch_size, failed_items, instances, restart_batches, routers, without_env,
+    failed_items, instances, restart_batches, routers, without_env,
 )
 from ansible_collections.ascend.sglang.tests.unit.planned_fleets import PD, PD_RUST, MIXED
 
@@ -87,20 +85,6 @@ def _labels(batches: list[dict]) -> list[list[str]]:
     return [b["labels"] for b in batches]
 
 
-@pytest.mark.parametrize("value, fleet, size", [
-    (1, 64, 1), ("1", 64, 1), (4, 64, 4), (" 4 ", 64, 4), ("25%", 64, 16), ("25%", 3, 1), ("100%", 5, 5),
-    ("1%", 64, 1), ("50%", 5, 2), ("33%", 64, 21), (100, 3, 100),
-])
-def test_batch_size_is_a_count_or_a_percentage_rounded_down_at_least_one(value, fleet, size) -> None:
-    assert batch_size(value, fleet) == size
-
-
-@pytest.mark.parametrize("value", [0, "0", "0%", "101%", "-1", "x", True, "2.5", ""])
-def test_batch_size_refuses_what_the_settings_table_refuses(value) -> None:
-    with pytest.raises(ValueError):
-        batch_size(value, 10)
-
-
 def test_one_instance_at_a_time_by_default_in_rollout_order() -> None:
     batches = restart_batches(instances(typed_plan(PD)), 1)
     assert _labels(batches) == [["prefill instance 0"], ["prefill instance 1"], ["decode instance 0"]]
@@ -129,7 +113,7 @@ def test_a_batch_holds_at_most_the_count_and_never_mixes_roles() -> None:
 
 def test_percentage_of_a_64_replica_fleet_restarts_in_four_batches() -> None:
     fleet = _fleet(0, 0, 64)
-    batches = restart_batches(fleet, batch_size("25%", len(fleet)))
+    batches = restart_batches(fleet, 16)  # sglang_restart_batch=25% of 64 (plan/_run_settings.py)
     assert [len(b["instances"]) for b in batches] == [16, 16, 16, 16]
     assert [i["key"] for b in batches for i in b["instances"]] == [i["key"] for i in fleet]
 
