@@ -12,7 +12,7 @@
 #   MOLECULE_CMD=stage scripts/molecule.sh weights            # bench/stage_weights.py (SGLANG_STAGE_ARGS): star vs tree
 #   scripts/molecule.sh --setup         # only the preparation (packages, images, venv, wheelhouse), no scenario
 #   SGLANG_MOLECULE_DEPTH=core scripts/molecule.sh   # the core checks only (below)
-#   SGLANG_MOLECULE_DEPTH=ci scripts/molecule.sh     # what CI runs: each scenario at the depth CI's time allows
+#   SGLANG_MOLECULE_DEPTH=ci scripts/molecule.sh     # pd_mixed and container_runtime full, pd_separation core (below)
 # Ends with "N passed, M failed" (scenarios); exits non-zero when one failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -255,8 +255,8 @@ cmd=${MOLECULE_CMD:-test}
 # the two systemd scenarios converged once and checked up to the core end of their verify.yml (every service
 # runs render mode's argv and environment, requests through the real router reach the planned instances), no
 # idempotence step, no container_runtime. A full run deploys each layout about twenty times.
-# ci: what CI runs, each scenario at the depth CI's time allows (ci_depth below; the testing guide says which
-# check runs where).
+# ci: each scenario at the depth that fits beside the tests in CI's hour (scenario_depth below): the step from the
+# core depth CI runs today towards the full depth.
 depth=${SGLANG_MOLECULE_DEPTH:-full}
 case $depth in full | core | ci) ;; *) log "SGLANG_MOLECULE_DEPTH must be full, core or ci, not '$depth'"; exit 2 ;; esac
 # scenario_depth S: the depth S runs at in this run.
