@@ -63,9 +63,24 @@ def inventory_of(p: Profile) -> str:
             (4, 2, 2, 2): "pd48_2p1d", (4, 1, 2, 2): "pd48_4p1d", (2, 2, 4, 4): "pd48_1p1d"}[key]
 
 
+def target(p: Profile) -> str:
+    """The latency the profile is held to: its TPOT target, else (a configuration measured by its first token)
+    its TTFT target, marked as such."""
+    ttft = f"TTFT {p.ttft_target_ms:g} ms" if p.ttft_target_ms else ""
+    if not p.tpot_target_ms:
+        return ttft
+    return f"{p.tpot_target_ms:g} ms" + (f" ({ttft})" if ttft else "")
+
+
 def published(p: Profile) -> str:
     fig = p.published.get("figures") or {}
     summary = p.published.get("summary") or {}
+    if p.ttft_target_ms and not p.tpot_target_ms:
+        # Held to its first token (output 1 token): the published TTFT is the figure to compare, not the TPOT.
+        ttft, tps = fig.get("mean_ttft_ms"), fig.get("output_tps_per_card")
+        if ttft is None and tps is None:
+            return "not published"
+        return f"TTFT {ttft if ttft is not None else '-'} ms / {tps if tps is not None else '-'}"
     # Qwen3.5's summary table lists only the TPOT target: nothing was published for it.
     tpot = fig.get("mean_tpot_ms") or (None if summary.get("tpot_is_target") else summary.get("tpot_ms"))
     tps = fig.get("output_tps_per_card")
@@ -116,7 +131,7 @@ def rst(markdown_table: str) -> str:
 
 def table() -> str:
     rows = [
-        "| Playbook (`playbooks/<id>.yml`) | Model | HW | Cards | Mode | Dataset (in/out) | TPOT target | "
+        "| Playbook (`playbooks/<id>.yml`) | Model | HW | Cards | Mode | Dataset (in/out) | TPOT (or TTFT) target | "
         "Published TPOT / output tok/s per card | Quant | Hosts (example inventory) | Needs too | "
         "SGLang / router: **target** (also) | Source |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
@@ -126,7 +141,7 @@ def table() -> str:
         mode = "PD separation" if p.deploy_mode == "pd_separation" else "PD mixed"
         rows.append(
             f"| `{p.id}` | {p.model} | {p.hardware} | {p.cards} | {mode} | {ds.get('name')} "
-            f"({ds.get('input_len')}/{ds.get('output_len')}) | {p.tpot_target_ms:g} ms | {published(p)} | "
+            f"({ds.get('input_len')}/{ds.get('output_len')}) | {target(p)} | {published(p)} | "
             f"{p.quantization} | {shape(p)} (`inventories/{inventory_of(p)}`) | {needs_too(p)} | "
             f"{releases(p)} | {source(p)} |")
     return "\n".join(rows)

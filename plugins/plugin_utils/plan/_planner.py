@@ -278,7 +278,7 @@ def _role_specs(profile: Profile, inv: Inventory, scope: Mapping[str, str], chec
     computed_env = {role: _computed_env(spec) for role, spec in profile.roles.items()}
     overrides = contract.check_overrides(inv.variables.get("sglang_overrides"), scope, computed_env, errors)
     _metrics.check_overrides(overrides, errors)
-    monitoring = _metrics.settings(checked, profile.tpot_target_ms, profile.published)
+    monitoring = _metrics.settings(checked, profile.tpot_target_ms, profile.published, profile.ttft_target_ms)
     specs = {role: _apply_overrides(spec, overrides, errors) for role, spec in profile.roles.items()}
     if profile.deploy_mode == "pd_separation" and not router_hosts and "router" not in inv.misnamed:
         errors.add("PD separation needs a router host in front of its prefill and decode instances", group="router")

@@ -108,6 +108,8 @@ class Profile:
     cards: int
     deploy_mode: str
     dataset: dict[str, Any]
+    # The latency the configuration is held to: its mean TPOT, its mean TTFT (a configuration measured by its first
+    # token, output 1 token), or both; 0 where it has none of that kind (a profile has at least one).
     tpot_target_ms: float
     quantization: str
     releases: dict[str, str]
@@ -118,6 +120,7 @@ class Profile:
     published: dict[str, Any]
     deviations: list[dict[str, Any]]
     source: dict[str, Any]
+    ttft_target_ms: float = 0.0
 
     @property
     def server_roles(self) -> tuple[str, ...]:
@@ -239,6 +242,16 @@ def _int(value: Any, key: str, errors: Collector, pid: str, allow_none: bool = F
     return value
 
 
+def _target(value: Any, key: str, errors: Collector, pid: str) -> float:
+    """A latency target in ms: a positive number, or absent (0)."""
+    if value is None:
+        return 0.0
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        errors.add(f"profile '{pid}': {key} must be a positive number of milliseconds, got {value!r}", variable=key)
+        return 0.0
+    return float(value)
+
+
 def _str_map(value: Any, key: str, errors: Collector, pid: str) -> dict[str, str]:
     if value is None:
         return {}
@@ -358,6 +371,11 @@ def parse_profile(pid: str, data: Mapping[str, Any], deployment: Mapping[str, An
             if role in roles and role not in DEPLOY_MODES[mode]:
                 errors.add(f"profile '{pid}': role '{role}' does not belong to {mode}", variable=f"roles.{role}")
     bench = data.get("bench") or {}
+    tpot = _target(data.get("tpot_target_ms"), "tpot_target_ms", errors, pid)
+    ttft = _target(data.get("ttft_target_ms"), "ttft_target_ms", errors, pid)
+    if "tpot_target_ms" not in data and "ttft_target_ms" not in data:
+        errors.add(f"profile '{pid}': needs tpot_target_ms or ttft_target_ms (the latency its benchmark and alerts "
+                   "hold it to)", variable="tpot_target_ms")
     return Profile(
         id=pid,
         title=str(data.get("title", pid)),
@@ -366,7 +384,8 @@ def parse_profile(pid: str, data: Mapping[str, Any], deployment: Mapping[str, An
         cards=_int(data.get("cards"), "cards", errors, pid) or 0,
         deploy_mode=str(mode),
         dataset=dict(data.get("dataset") or {}),
-        tpot_target_ms=float(data.get("tpot_target_ms") or 0),
+        tpot_target_ms=tpot,
+        ttft_target_ms=ttft,
         quantization=str(data.get("quantization", "")),
         releases={str(k): str(v) for k, v in (data.get("releases") or {}).items()},
         host_tuning=_host_tuning(deployment.get("host_tuning"), errors, pid),

@@ -19,7 +19,7 @@ PAGES = [pid for pid in available_profiles() if load_profile(pid).id == pid
 
 
 def test_the_pages_profiles_are_all_here():
-    assert len(PAGES) == 72
+    assert len(PAGES) == 74
 
 
 @pytest.mark.parametrize("pid", PAGES)

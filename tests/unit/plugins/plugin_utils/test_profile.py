@@ -13,12 +13,12 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import
 
 def test_all_profiles_load():
     ids = available_profiles()
-    # The January documents' 40 configurations, the deepseek_r1_pd32 alias, and the 72 configurations of the
+    # The January documents' 40 configurations, the deepseek_r1_pd32 alias, and the 74 configurations of the
     # current pages that import (tests/golden/upstream_pages.yml; a page repeats one under a second title).
-    assert len(ids) == 113
+    assert len(ids) == 115
     loaded = {pid: load_profile(pid) for pid in ids}
     generations = [profile.generation for pid, profile in loaded.items() if profile.id == pid]
-    assert generations.count(FIRST_GENERATION) == 40 and generations.count("2026-11") == 72
+    assert generations.count(FIRST_GENERATION) == 40 and generations.count("2026-11") == 74
     for profile in loaded.values():
         assert profile.hardware in NODE_DEVICES
         assert profile.releases["sglang"] and profile.releases["sglang_router"]
@@ -54,6 +54,10 @@ def _write(tmp_path, pid, mutate):
     (lambda d: d["roles"]["mixed"]["env"].update({"X": "{nonsense}"}), "roles.mixed"),
     (lambda d: d.update(hardware="A4"), "hardware"),
     (lambda d: d.update(deploy_mode="pd_separation"), "roles.prefill"),
+    # A profile is held to a latency: a TPOT or a TTFT target, each a positive number of ms.
+    (lambda d: d.pop("tpot_target_ms"), "tpot_target_ms"),
+    (lambda d: d.update(tpot_target_ms="fast"), "tpot_target_ms"),
+    (lambda d: d.update(ttft_target_ms=0), "ttft_target_ms"),
 ])
 def test_broken_profiles_are_rejected(tmp_path, mutate, variable):
     _write(tmp_path, "broken", mutate)
