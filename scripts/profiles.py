@@ -22,7 +22,7 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import
     FIRST_GENERATION, FROM_INVENTORY, NODE_DEVICES, Profile, _read_yaml, available_profiles, load_profile,
     profiles_dir,
 )
-from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._releases import load_release_tables  # noqa: E402
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._releases import load_release_tables, tokens  # noqa: E402
 
 TABLE_BEGIN, TABLE_END = ".. profile-table:begin", ".. profile-table:end"
 PACKING_BEGIN, PACKING_END = ".. packing-table:begin", ".. packing-table:end"
@@ -60,7 +60,8 @@ def inventory_of(p: Profile) -> str:
     pre, dec = p.roles["prefill"], p.roles["decode"]
     key = (pre.nnodes * pre.documented_instances, pre.nnodes, dec.nnodes * dec.documented_instances, dec.nnodes)
     return {(2, 1, 2, 2): "example", (1, 1, 1, 1): "pd16", (2, 2, 2, 2): "pd_2x2node", (1, 1, 2, 2): "pd24",
-            (4, 2, 2, 2): "pd48_2p1d", (4, 1, 2, 2): "pd48_4p1d", (2, 2, 4, 4): "pd48_1p1d"}[key]
+            (4, 2, 2, 2): "pd48_2p1d", (4, 1, 2, 2): "pd48_4p1d", (2, 2, 4, 4): "pd48_1p1d",
+            (3, 1, 1, 1): "pd32_3p1d"}[key]
 
 
 def target(p: Profile) -> str:
@@ -92,7 +93,7 @@ def published(p: Profile) -> str:
 def releases(p: Profile) -> str:
     """Target release, then every release the profile renders for (checked by the real parsers)."""
     tables = load_release_tables()
-    sgl = tables["sglang"].supported({f for r in p.server_roles for f in p.roles[r].args})
+    sgl = tables["sglang"].supported(set().union(set(), *(tokens(p.roles[r].args) for r in p.server_roles)))
     router = tables["sglang_router"].releases
     return (f"**{p.releases.get('sglang')}** ({', '.join(r for r in sgl if r != p.releases.get('sglang'))}) / "
             f"**{p.releases.get('sglang_router')}** ({', '.join(r for r in router if r != p.releases.get('sglang_router'))})")
@@ -105,7 +106,12 @@ def source(p: Profile) -> str:
     if p.generation == FIRST_GENERATION:
         return f"{p.generation} document {src.get('document')}"
     url = f"https://github.com/{src['repository']}/blob/{src['commit']}/{src['path']}#{src['anchor']}"
-    return f"[{p.generation} {src['path'].rsplit('/', 1)[-1]}]({url})"
+    out = f"[{p.generation} {src['path'].rsplit('/', 1)[-1]}]({url})"
+    if p.retired:
+        # Still selectable, but no longer what the page documents: say so where an operator picks a profile.
+        by = p.retired.get("superseded_by")
+        out += f"; **retired**: {p.retired['reason']}" + (f" (now `{by}`)" if by else "")
+    return out
 
 
 def needs(p: Profile) -> list[str]:

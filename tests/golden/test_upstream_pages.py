@@ -66,22 +66,54 @@ def reason(refusal: str) -> str:
 
 @pytest.mark.parametrize("page", RECORD["pages"], ids=lambda p: os.path.basename(p["path"]))
 def test_each_page_imports_as_recorded(page) -> None:
+    """Every section imports under the recorded id or is refused with the recorded reason. The id is the importer's
+    own (with the generation suffix where a January profile has it), unless the section keeps the id of its
+    previous version's profile (``kept``: its previous title, recorded)."""
     name = os.path.basename(page["path"])
     path = Path(str(PAGES)) / name
     if not path.is_file():
         pytest.fail(f"{path} is missing: read {page['path']} at {page['commit']}")
     text = path.read_text(encoding="utf-8")
     assert len(text) == page["characters"], f"{name} is not the version read at {page['commit']}"
+    if page.get("refused_page"):
+        with pytest.raises(ImportRefusal) as refused:
+            read_document(text, name)
+        assert page["refused_page"].startswith(str(refused.value).split(": ", 1)[1])
+        assert not page.get("imported") and not page.get("refused")
+        return
     doc = read_document(text, name)
     curations = recorded_curations()
+    january = import_pages().january_ids()
+    kept = {**(page.get("kept") or {}), **(page.get("ids") or {})}
     imported, refused = {}, {}
     for section in doc.sections:
         try:
-            imported[section.title] = _import_profile.import_section(doc, section, curations, strict=False).id
+            own = _import_profile.import_section(doc, section, curations, strict=False).id
         except ImportRefusal as exc:
             refused[section.title] = reason(str(exc))
+            continue
+        recorded = (page.get("imported") or {}).get(section.title)
+        imported[section.title] = recorded if section.title in kept else import_pages().shipped_id(own, january)
     assert imported == (page.get("imported") or {})
     assert refused == (page.get("refused") or {})
+
+
+def test_every_retired_profile_is_marked_and_selectable() -> None:
+    """A section gone from its page keeps its profile, marked retired with the record's reason; a configuration a
+    page changed stays as ``<id>_at_<commit>``, retired and superseded by ``<id>``."""
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import load_profile
+
+    shipped = {pid for p in RECORD["pages"] for pid in (p.get("imported") or {}).values()}
+    for pid, entry in (RECORD.get("retired") or {}).items():
+        profile = load_profile(pid)
+        assert profile.retired == {k: v for k, v in entry.items()}, pid
+        assert pid not in shipped
+        assert entry.get("superseded_by") in (None, *shipped)
+    for pid in _import_profile.collection_profiles():
+        if "_at_" in pid:
+            profile = load_profile(pid)
+            assert profile.retired["superseded_by"] == pid.rsplit("_at_", 1)[0] in shipped, pid
+            assert profile.source["commit"].startswith(pid.rsplit("_at_", 1)[1]), pid
 
 
 def test_the_shipped_profiles_are_the_importers_output() -> None:
@@ -93,3 +125,4 @@ def test_the_shipped_profiles_are_the_importers_output() -> None:
     stale = [pid for pid, text in written.items()
              if not (profiles / f"{pid}.yml").is_file() or (profiles / f"{pid}.yml").read_text(encoding="utf-8") != text]
     assert not stale, f"run SGLANG_UPSTREAM_PAGES=... scripts/import_pages.py write: {stale}"
+

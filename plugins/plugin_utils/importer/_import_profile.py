@@ -32,7 +32,7 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils.importer._import_scr
     apply_text_fixes, bench_argv, flag_groups, refuse_credentials, refuse_second_command)
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import (
     available_profiles, parse_profile, profiles_dir)
-from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._releases import load_release_tables
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._releases import load_release_tables, tokens
 
 MODES = {"PD Separation": "pd_separation", "PD Disaggregation": "pd_separation", "PD Mixed": "pd_mixed"}
 MODE_WORDS = {"pd_separation": "pd", "pd_mixed": "mixed"}
@@ -339,7 +339,7 @@ def published(section: Section, row: SummaryRow | None, curation: Curation, card
 
 def _releases(roles: Mapping[str, Mapping[str, Any]], release: str | None = None, where: str = "") -> dict[str, str]:
     tables = load_release_tables()
-    flags = {flag for role, spec in roles.items() if role != "router" for flag in spec.get("args") or {}}
+    flags = set().union(set(), *(tokens(spec.get("args") or {}) for role, spec in roles.items() if role != "router"))
     sglang = tables["sglang"].supported(flags)
     if release is not None:
         # The document names its release (the pages' reference images): its commands are that release's, or,

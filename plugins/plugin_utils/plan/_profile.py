@@ -121,6 +121,10 @@ class Profile:
     deviations: list[dict[str, Any]]
     source: dict[str, Any]
     ttft_target_ms: float = 0.0
+    # A configuration its page no longer documents (the section is gone, or the page changed it: the previous
+    # configuration kept as <id>_at_<commit>): still selectable; ``reason`` says why, ``superseded_by`` names the
+    # profile that documents it now, where one does.
+    retired: dict[str, str] = dataclasses.field(default_factory=dict)
 
     @property
     def server_roles(self) -> tuple[str, ...]:
@@ -250,6 +254,19 @@ def _target(value: Any, key: str, errors: Collector, pid: str) -> float:
         errors.add(f"profile '{pid}': {key} must be a positive number of milliseconds, got {value!r}", variable=key)
         return 0.0
     return float(value)
+
+
+def _retired(value: Any, errors: Collector, pid: str) -> dict[str, str]:
+    """``retired``: absent, or a mapping with a non-empty ``reason`` (and an optional ``superseded_by`` id)."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping) or not isinstance(value.get("reason"), str) or not value["reason"].strip() \
+            or set(value) - {"reason", "superseded_by"} \
+            or not isinstance(value.get("superseded_by", ""), str):
+        errors.add(f"profile '{pid}': retired must be a mapping with a reason (and superseded_by, a profile id)",
+                   variable="retired")
+        return {}
+    return {str(k): str(v) for k, v in value.items()}
 
 
 def _str_map(value: Any, key: str, errors: Collector, pid: str) -> dict[str, str]:
@@ -386,6 +403,7 @@ def parse_profile(pid: str, data: Mapping[str, Any], deployment: Mapping[str, An
         dataset=dict(data.get("dataset") or {}),
         tpot_target_ms=tpot,
         ttft_target_ms=ttft,
+        retired=_retired(data.get("retired"), errors, pid),
         quantization=str(data.get("quantization", "")),
         releases={str(k): str(v) for k, v in (data.get("releases") or {}).items()},
         host_tuning=_host_tuning(deployment.get("host_tuning"), errors, pid),

@@ -538,3 +538,16 @@ def test_a_destination_under_a_file_is_refused_naming_it(tmp_path: Path) -> None
     (tmp_path / "file").write_text("x")
     with pytest.raises(_import_output.NotOurs, match=f"'{tmp_path}/file' is a file, not a directory"):
         _import_output.check_directory(str(tmp_path / "file" / "profiles"), "sglang_profiles_dir")
+
+
+def test_the_node_list_of_a_mixed_instance_over_nodes_is_the_mixed_hosts() -> None:
+    """The pages' PD-mixed instances over several nodes list NODE_IPS=('<your node1 ip>' '<your node2 ip>'): the
+    placeholders are the mixed hosts in order (prefill and decode placeholders are left as they are)."""
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.importer._import_script import (
+        Layout, substitute_placeholders)
+
+    lay = Layout(prefill=["10.0.1.1"], decode=["10.0.2.1"], mixed=["10.0.3.1", "10.0.3.2"], router=None)
+    assert substitute_placeholders("NODE_IPS=('<your node1 ip>' '<your node2 ip>')\n", lay).endswith(
+        "NODE_IPS=('10.0.3.1' '10.0.3.2')\n")
+    assert "'<your node3 ip>'" in substitute_placeholders("NODE_IPS=('<your node3 ip>')\n", lay)
+    assert "10.0.1.1" in substitute_placeholders("P_IP=('<your prefill ip1>')\n", lay)
