@@ -4,6 +4,15 @@ directory holding each under its base name).
 
   SGLANG_UPSTREAM_PAGES=DIR .venv/bin/python scripts/import_pages.py write   # (re)write profiles/<id>.yml
   SGLANG_UPSTREAM_PAGES=DIR .venv/bin/python scripts/import_pages.py check   # exit 1 if a shipped one differs
+  .venv/bin/python scripts/import_pages.py behind NEWER                       # which shipped profiles are behind
+
+``behind NEWER`` reads a folder of pages (each under its base name, as found upstream; a MANIFEST.yml there, with
+``file``, ``path`` and ``commit`` per page, names where and at which commit) and prints, page by page and section
+by section, which shipped profiles are behind and how (flags and environment per role, benchmark, dataset,
+release), which sections are new (the id the importer gives them) or refused (why), and which shipped profiles
+no section of the page holds any more. It writes nothing: record what it found in tests/golden/upstream_pages.yml
+(the page's new path, commit and characters, ``kept`` for the sections whose title changed, the new sections'
+ids, the refusals, ``retired`` for the sections gone) and run ``write``.
 
 The record also holds the deviations of the pages' sections (what a page gets wrong and what is rendered instead,
 with the reason): a section that needs one cannot import before it has a profile to carry it, so the record is
@@ -183,9 +192,74 @@ def write(pages_dir: Path, fragment: str) -> list[str]:
     return written
 
 
+def _manifest(newer: Path) -> dict[str, dict[str, Any]]:
+    path = newer / "MANIFEST.yml"
+    if not path.is_file():
+        return {}
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    return {str(f.get("file")): dict(f) for f in data.get("files") or [] if isinstance(f, dict)}
+
+
+def behind(newer: Path) -> list[str]:
+    """Page by page, section by section: what a folder of newer pages changes in the shipped profiles."""
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.importer._import_doc import ImportRefusal, anchor_of
+
+    collection = _import_profile.collection_profiles(str(ROOT / "profiles"))
+    january = {pid for pid, data in collection.items() if not (data.get("source") or {}).get("generation")}
+    curations = recorded_curations(_import_profile.curations_by_section(collection))
+    manifest = _manifest(newer)
+    by_name = {os.path.basename(p["path"]): p for p in RECORD["pages"]}
+    # A page that moved upstream keeps its base name or is found by the path it used to have (``follows``).
+    lines: list[str] = []
+    for file in sorted(f.name for f in newer.glob("*.mdx")):
+        text = (newer / file).read_text(encoding="utf-8")
+        page = by_name.get(file)
+        where = manifest.get(file, {})
+        head = f"{file}" + (f" at {str(where['commit'])[:12]}" if where.get("commit") else "")
+        if page is not None and len(text) == page["characters"] and where.get("commit") in (None, page["commit"]):
+            lines.append(f"{head}: as recorded ({page['commit'][:12]})")
+            continue
+        try:
+            doc = read_document(text, file)
+        except ImportRefusal as exc:
+            lines.append(f"{head}: refused: {exc}")
+            continue
+        lines.append(f"{head}: " + ("new page" if page is None else f"changed since {page['commit'][:12]}"))
+        shipped = dict((page or {}).get("imported") or {})
+        anchors = {anchor_of(title): pid for title, pid in shipped.items()}
+        anchors.update({anchor_of(prev): shipped[title] for title, prev in ((page or {}).get("kept") or {}).items()
+                        if title in shipped})
+        seen = set()
+        origin = _import_profile.Origin(
+            generation=RECORD["generation"], repository=RECORD["repository"],
+            path=str(where.get("path") or (page or {}).get("path") or file), commit=str(where.get("commit") or "unknown"),
+            release=RECORD["release"])
+        for section in doc.sections:
+            try:
+                item = _import_profile.import_section(doc, section, curations, strict=False, origin=origin)
+            except ImportRefusal as exc:
+                lines.append(f"  {section.title}: refused: {exc}")
+                continue
+            pid = shipped.get(section.title) or anchors.get(anchor_of(section.title))
+            if pid is None:
+                lines.append(f"  {section.title}: new section ({shipped_id(item.id, january)})")
+                continue
+            seen.add(pid)
+            diff = changes(item.data, collection.get(pid) or {})
+            lines.append(f"  {section.title}: {pid} " + ("up to date" if not diff else "is behind:"))
+            lines += [f"    {line}" for line in diff]
+            lines += [f"    recorded deviation no longer applies: {d.get('seed')!r}" for d in item.stale]
+        for pid in sorted(set(shipped.values()) - seen):
+            lines.append(f"  {pid}: no section of the page holds it any more (retire it, or record its new title)")
+    return lines
+
+
 def main(argv: list[str]) -> int:
     pages = os.environ.get("SGLANG_UPSTREAM_PAGES")
     args = [a for a in argv[1:] if not a.startswith("--fragment")]
+    if len(args) == 2 and args[0] == "behind" and Path(args[1]).is_dir():
+        print("\n".join(behind(Path(args[1]))))
+        return 0
     fragment = next((a.split("=", 1)[1] for a in argv[1:] if a.startswith("--fragment=")), "upstream-pages")
     if not pages or len(args) != 1 or args[0] not in ("write", "check"):
         print(__doc__)

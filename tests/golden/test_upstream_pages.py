@@ -126,3 +126,30 @@ def test_the_shipped_profiles_are_the_importers_output() -> None:
              if not (profiles / f"{pid}.yml").is_file() or (profiles / f"{pid}.yml").read_text(encoding="utf-8") != text]
     assert not stale, f"run SGLANG_UPSTREAM_PAGES=... scripts/import_pages.py write: {stale}"
 
+
+def test_behind_names_the_profiles_a_newer_page_changes(tmp_path) -> None:
+    """``scripts/import_pages.py behind``: the recorded pages are as recorded; a page changed upstream (one flag
+    value, one new environment variable) names its profile and the change per role, and nothing else."""
+    lines = import_pages().behind(Path(str(PAGES)))
+    for page in RECORD["pages"]:
+        name = os.path.basename(page["path"])
+        assert any(line.startswith(name) and line.endswith(f": as recorded ({page['commit'][:12]})") for line in lines)
+    page = next(p for p in RECORD["pages"] if p["path"].endswith("/qwen3_8b.mdx"))
+    text = (Path(str(PAGES)) / "qwen3_8b.mdx").read_text(encoding="utf-8")
+    title = "Qwen3-8B W8A8 1P IN3K5 OUT1K5 5ms"
+    start = text.index(f"### {title}")
+    end = text.index("\n### ", start + 1)
+    section = text[start:end]
+    changed = section.replace("--mem-fraction-static 0.", "--mem-fraction-static 0.5", 1).replace(
+        "export HCCL_OP_EXPANSION_MODE=AIV\n", "export HCCL_OP_EXPANSION_MODE=AIV\nexport STREAMS_PER_DEVICE=32\n", 1)
+    assert changed != section
+    (tmp_path / "qwen3_8b.mdx").write_text(text[:start] + changed + text[end:], encoding="utf-8")
+    lines = import_pages().behind(tmp_path)
+    assert lines[0] == f"qwen3_8b.mdx: changed since {page['commit'][:12]}"
+    pid = page["imported"][title]
+    at = lines.index(f"  {title}: {pid} is behind:")
+    diff = [line.strip() for line in lines[at + 1:] if line.startswith("    ")]
+    assert any(line.startswith("mixed flags: --mem-fraction-static ") for line in diff)
+    assert "mixed env: STREAMS_PER_DEVICE added (32)" in diff
+    assert all(line.endswith("up to date") for line in lines[1:] if line.startswith("  ") and title not in line
+               and not line.startswith("    "))
