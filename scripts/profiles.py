@@ -22,7 +22,7 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import
     FIRST_GENERATION, FROM_INVENTORY, NODE_DEVICES, Profile, _read_yaml, available_profiles, load_profile,
     profiles_dir,
 )
-from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._releases import load_release_tables  # noqa: E402
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._releases import load_release_tables, tokens  # noqa: E402
 
 TABLE_BEGIN, TABLE_END = ".. profile-table:begin", ".. profile-table:end"
 PACKING_BEGIN, PACKING_END = ".. packing-table:begin", ".. packing-table:end"
@@ -60,12 +60,28 @@ def inventory_of(p: Profile) -> str:
     pre, dec = p.roles["prefill"], p.roles["decode"]
     key = (pre.nnodes * pre.documented_instances, pre.nnodes, dec.nnodes * dec.documented_instances, dec.nnodes)
     return {(2, 1, 2, 2): "example", (1, 1, 1, 1): "pd16", (2, 2, 2, 2): "pd_2x2node", (1, 1, 2, 2): "pd24",
-            (4, 2, 2, 2): "pd48_2p1d", (4, 1, 2, 2): "pd48_4p1d", (2, 2, 4, 4): "pd48_1p1d"}[key]
+            (4, 2, 2, 2): "pd48_2p1d", (4, 1, 2, 2): "pd48_4p1d", (2, 2, 4, 4): "pd48_1p1d",
+            (3, 1, 1, 1): "pd32_3p1d"}[key]
+
+
+def target(p: Profile) -> str:
+    """The latency the profile is held to: its TPOT target, else (a configuration measured by its first token)
+    its TTFT target, marked as such."""
+    ttft = f"TTFT {p.ttft_target_ms:g} ms" if p.ttft_target_ms else ""
+    if not p.tpot_target_ms:
+        return ttft
+    return f"{p.tpot_target_ms:g} ms" + (f" ({ttft})" if ttft else "")
 
 
 def published(p: Profile) -> str:
     fig = p.published.get("figures") or {}
     summary = p.published.get("summary") or {}
+    if p.ttft_target_ms and not p.tpot_target_ms:
+        # Held to its first token (output 1 token): the published TTFT is the figure to compare, not the TPOT.
+        ttft, tps = fig.get("mean_ttft_ms"), fig.get("output_tps_per_card")
+        if ttft is None and tps is None:
+            return "not published"
+        return f"TTFT {ttft if ttft is not None else '-'} ms / {tps if tps is not None else '-'}"
     # Qwen3.5's summary table lists only the TPOT target: nothing was published for it.
     tpot = fig.get("mean_tpot_ms") or (None if summary.get("tpot_is_target") else summary.get("tpot_ms"))
     tps = fig.get("output_tps_per_card")
@@ -77,7 +93,7 @@ def published(p: Profile) -> str:
 def releases(p: Profile) -> str:
     """Target release, then every release the profile renders for (checked by the real parsers)."""
     tables = load_release_tables()
-    sgl = tables["sglang"].supported({f for r in p.server_roles for f in p.roles[r].args})
+    sgl = tables["sglang"].supported(set().union(set(), *(tokens(p.roles[r].args) for r in p.server_roles)))
     router = tables["sglang_router"].releases
     return (f"**{p.releases.get('sglang')}** ({', '.join(r for r in sgl if r != p.releases.get('sglang'))}) / "
             f"**{p.releases.get('sglang_router')}** ({', '.join(r for r in router if r != p.releases.get('sglang_router'))})")
@@ -90,7 +106,12 @@ def source(p: Profile) -> str:
     if p.generation == FIRST_GENERATION:
         return f"{p.generation} document {src.get('document')}"
     url = f"https://github.com/{src['repository']}/blob/{src['commit']}/{src['path']}#{src['anchor']}"
-    return f"[{p.generation} {src['path'].rsplit('/', 1)[-1]}]({url})"
+    out = f"[{p.generation} {src['path'].rsplit('/', 1)[-1]}]({url})"
+    if p.retired:
+        # Still selectable, but no longer what the page documents: say so where an operator picks a profile.
+        by = p.retired.get("superseded_by")
+        out += f"; **retired**: {p.retired['reason']}" + (f" (now `{by}`)" if by else "")
+    return out
 
 
 def needs(p: Profile) -> list[str]:
@@ -116,7 +137,7 @@ def rst(markdown_table: str) -> str:
 
 def table() -> str:
     rows = [
-        "| Playbook (`playbooks/<id>.yml`) | Model | HW | Cards | Mode | Dataset (in/out) | TPOT target | "
+        "| Playbook (`playbooks/<id>.yml`) | Model | HW | Cards | Mode | Dataset (in/out) | TPOT (or TTFT) target | "
         "Published TPOT / output tok/s per card | Quant | Hosts (example inventory) | Needs too | "
         "SGLang / router: **target** (also) | Source |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
@@ -126,7 +147,7 @@ def table() -> str:
         mode = "PD separation" if p.deploy_mode == "pd_separation" else "PD mixed"
         rows.append(
             f"| `{p.id}` | {p.model} | {p.hardware} | {p.cards} | {mode} | {ds.get('name')} "
-            f"({ds.get('input_len')}/{ds.get('output_len')}) | {p.tpot_target_ms:g} ms | {published(p)} | "
+            f"({ds.get('input_len')}/{ds.get('output_len')}) | {target(p)} | {published(p)} | "
             f"{p.quantization} | {shape(p)} (`inventories/{inventory_of(p)}`) | {needs_too(p)} | "
             f"{releases(p)} | {source(p)} |")
     return "\n".join(rows)

@@ -28,10 +28,19 @@ def _write(path: str, data: bytes) -> None:
     os.replace(tmp, path)
 
 
+def _ms(args: dict, key: str) -> float | None:
+    """An optional target in milliseconds from the task's arguments (None: the profile's)."""
+    value = args.get(key)
+    try:
+        return float(value) if value not in (None, "") else None
+    except (TypeError, ValueError):
+        raise AnsibleActionFail(f"{key}: a number of milliseconds, not {value!r}") from None
+
+
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _VALID_ARGS = frozenset(("result", "profile", "profiles_dir", "output_dir", "tolerance", "tpot_target_ms", "chart",
-                             "fail", "cards"))
+                             "fail", "cards", "ttft_target_ms"))
     _requires_connection = False
 
     def run(self, tmp=None, task_vars=None):
@@ -48,13 +57,15 @@ class ActionModule(ActionBase):
         if run.get("skipped") or (self._task.check_mode and run.get("rc", -1) == -1):
             result.update(changed=False, skipped=True, msg="the benchmark did not run (check mode): nothing to judge")
             return result
-        tolerance, target, cards = _limits(args, profile)
+        tolerance, target, ttft_target, cards = _limits(args, profile)
         argv = [str(a) for a in run.get("argv") or []]
         published = (profile.published or {}).get("figures") or {}
         verdict = evaluate(run.get("parsed") or {}, cards=cards,
                            tpot_target_ms=target if target is not None else profile.tpot_target_ms,
                            published=published, tolerance=tolerance,
-                           target_source="sglang_bench_tpot_target_ms" if target is not None else "the profile")
+                           target_source="sglang_bench_tpot_target_ms" if target is not None else "the profile",
+                           ttft_target_ms=ttft_target if ttft_target is not None else profile.ttft_target_ms,
+                           ttft_source="sglang_bench_ttft_target_ms" if ttft_target is not None else "the profile")
         if run.get("rc", 0) != 0:
             verdict["failures"].insert(0, f"sglang.bench_serving exited with {run.get('rc')}")
             verdict["passed"] = False
@@ -73,23 +84,21 @@ class ActionModule(ActionBase):
         return result
 
 
-def _limits(args: dict, profile) -> "tuple[float, float | None, float]":
-    """The TPOT tolerance, the operator's TPOT target (None: the profile's) and the cards the figures are per."""
+def _limits(args: dict, profile) -> "tuple[float, float | None, float | None, float]":
+    """The TPOT tolerance, the operator's TPOT and TTFT targets (None: the profile's) and the cards the figures are
+    per."""
     tolerance = float(args.get("tolerance") if args.get("tolerance") is not None else DEFAULT_TPOT_TOLERANCE)
-    target = args.get("tpot_target_ms")
-    try:
-        target = float(target) if target not in (None, "") else None
-    except (TypeError, ValueError):
-        raise AnsibleActionFail(f"tpot_target_ms: a number of milliseconds, not {target!r}") from None
+    target, ttft_target = _ms(args, "tpot_target_ms"), _ms(args, "ttft_target_ms")
     try:
         cards = float(args["cards"]) if args.get("cards") not in (None, "") else profile.cards_used()
     except (TypeError, ValueError):
         raise AnsibleActionFail(f"cards: a number of cards, not {args.get('cards')!r}") from None
     if cards <= 0:
         raise AnsibleActionFail(f"cards must be > 0 (got {cards})")
-    if tolerance < 0 or (target is not None and target <= 0):
-        raise AnsibleActionFail(f"tolerance must be >= 0 and tpot_target_ms > 0 (got {tolerance}, {target})")
-    return tolerance, target, cards
+    if tolerance < 0 or (target is not None and target <= 0) or (ttft_target is not None and ttft_target <= 0):
+        raise AnsibleActionFail("tolerance must be >= 0, tpot_target_ms and ttft_target_ms > 0 (got "
+                                f"{tolerance}, {target}, {ttft_target})")
+    return tolerance, target, ttft_target, cards
 
 
 def _write_report(args: dict, profile, run: dict, argv: list, published: dict, verdict: dict, table: list) -> dict:

@@ -19,6 +19,9 @@ description:
   - Fails when a request failed (successful requests < --num-prompts), no token was generated, the result has no
     mean TPOT, or mean TPOT exceeds O(tpot_target_ms) (default the profile's) by more than O(tolerance); also when the
     benchmark exited non-zero or printed no result block.
+  - A profile held to a TTFT target (C(ttft_target_ms); a configuration measured by its first token, output 1
+    token) fails when mean TTFT exceeds it (or O(ttft_target_ms)) by more than O(tolerance); a profile with a TTFT
+    target only needs no TPOT figure.
   - The files are controller-side reports, written in check mode too when there is a result; C(changed) is false.
 version_added: 0.3.0
 options:
@@ -43,7 +46,7 @@ options:
     required: true
   tolerance:
     description: >-
-      Allowed excess of mean TPOT over the target, as a fraction (0.10 = 10 %). The published
+      Allowed excess of mean TPOT (and mean TTFT) over its target, as a fraction (0.10 = 10 %). The published
       figures themselves exceed their target by up to 9.6 %. bench.yml passes C(sglang_bench_tpot_tolerance) from
       the plan.
     type: float
@@ -52,6 +55,11 @@ options:
     description: >-
       Mean TPOT target in milliseconds to hold the deployment to instead of the profile's C(tpot_target_ms)
       (e.g. a stricter service level).
+    type: float
+  ttft_target_ms:
+    description: >-
+      Mean TTFT target in milliseconds to hold the deployment to instead of the profile's C(ttft_target_ms)
+      (bench.yml passes C(sglang_bench_ttft_target_ms)).
     type: float
   chart:
     description: Write the PNG chart.

@@ -307,7 +307,10 @@ notes:
   - "C(sglang_bench_tokenizer) (run; str; default -): --tokenizer of the benchmark client."
   - "C(sglang_bench_tpot_target_ms) (run; float; default -): TPOT target of the benchmark in ms (default: the
     profile's)."
-  - "C(sglang_bench_tpot_tolerance) (run; float; default 0.1): Tolerance over the TPOT target (0.10: 10 %)."
+  - "C(sglang_bench_tpot_tolerance) (run; float; default 0.1): Tolerance over the TPOT (and TTFT) target (0.10: 10
+    %)."
+  - "C(sglang_bench_ttft_target_ms) (run; float; default -): Mean TTFT target of the benchmark in ms (default: the
+    profile's, where it has one)."
   - "C(sglang_collect) (run; bool; default false): doctor.yml also collects the failure bundle."
   - "C(sglang_collect_dir) (run; path; default \".\"): Controller directory of the failure bundle."
   - "C(sglang_collect_since) (run; str; default -): Start of the journal window: @EPOCH, YYYY-MM-DD[ HH:MM[:SS]],

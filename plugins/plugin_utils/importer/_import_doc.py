@@ -60,6 +60,9 @@ class SummaryRow:
     text: str
     # The section the row links to ("#deepseek-r1-w8a8-2p1d-32p-in3k5-out1k5-16ms"), where the table has links.
     anchor: str | None = None
+    # The TTFT target in ms where the table has a TTFT column and the row fills it (a row of a TTFT-only
+    # configuration prints '-' as its TPOT: tpot_ms 0).
+    ttft_ms: float | None = None
 
     @property
     def tpot_is_target(self) -> bool:
@@ -195,7 +198,7 @@ def _section_starts(lines: list[str], body_at: int) -> list[int]:
     return starts
 
 
-_META_KEYS = ("Model", "Hardware", "Cards", "Deploy Mode", "Quantization", "Dataset", "TPOT")
+_META_KEYS = ("Model", "Hardware", "Cards", "Deploy Mode", "Quantization", "Dataset", "TPOT", "TTFT")
 
 
 def parse_meta(line: str) -> dict[str, str]:
@@ -330,6 +333,15 @@ def _fenced_blocks(lines: list[str], start: int, end: int) -> list[tuple[int, li
     return blocks
 
 
+def duration_ms(text: str) -> float | None:
+    """A latency as the pages print it (``5s``, ``500ms``, ``1.5 s``) in ms; None for anything else (``-``)."""
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(ms|s)", text.strip())
+    if not match:
+        return None
+    value = float(match.group(1)) * (1000 if match.group(2) == "s" else 1)
+    return value if value > 0 else None
+
+
 def anchor_of(title: str) -> str:
     """A heading's anchor as the pages link it: lower case, every run of other characters one hyphen."""
     return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
@@ -341,6 +353,7 @@ def _mdx_rows(lines: list[str], end: int) -> list[SummaryRow]:
     table = ""
     # Where each column is: a table's header row names them (the newer pages add a TTFT column after TPOT).
     columns = list(range(len(_SUMMARY_COLUMNS)))
+    ttft_column: int | None = None
     text = "\n".join(lines[:end])
     offsets = [0]
     for line in lines[:end]:
@@ -359,19 +372,23 @@ def _mdx_rows(lines: list[str], end: int) -> list[SummaryRow]:
         if cells and cells[0] == "Model":
             if all(name in cells for name in _SUMMARY_COLUMNS):
                 columns = [cells.index(name) for name in _SUMMARY_COLUMNS]
+                ttft_column = cells.index("TTFT") if "TTFT" in cells else None
             continue
         if len(cells) <= max(columns) or not cells[columns[2]].isdigit():
             continue
         model, hw, cards, mode, dataset, tpot, quant = (cells[i] for i in columns)
         tpot_match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*ms", tpot)
-        if not (tpot_match and re.fullmatch(_MODE, mode)):
+        ttft_ms = duration_ms(cells[ttft_column]) if ttft_column is not None and ttft_column < len(cells) else None
+        if not ((tpot_match or (tpot == "-" and ttft_ms)) and re.fullmatch(_MODE, mode)):
             continue
         line = next(n for n, off in enumerate(offsets) if off > match.start())
         rows.append(SummaryRow(table=table, model=model, hardware=hardware_of(hw) or hw.split()[-1], cards=int(cards),
-                               mode=mode, dataset=dataset, quantization=quant, tpot_ms=float(tpot_match.group(1)),
-                               tpot_text=tpot_match.group(1), tps_text=None, line=line,
+                               mode=mode, dataset=dataset, quantization=quant,
+                               tpot_ms=float(tpot_match.group(1)) if tpot_match else 0.0,
+                               tpot_text=tpot_match.group(1) if tpot_match else "", tps_text=None, line=line,
                                text=" / ".join(cells[i] for i in columns),
-                               anchor=anchor_of(next(g for g in link.groups() if g)) if link else None))
+                               anchor=anchor_of(next(g for g in link.groups() if g)) if link else None,
+                               ttft_ms=ttft_ms))
     return rows
 
 

@@ -27,12 +27,12 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils.core._errors import 
 from ansible_collections.ascend.sglang.plugins.plugin_utils.importer._import_deploy import (
     Deployment, import_deployment, scalar)
 from ansible_collections.ascend.sglang.plugins.plugin_utils.importer._import_doc import (
-    Document, ImportRefusal, Lines, Section, SummaryRow, anchor_of, as_printed, hardware_of, result_lines)
+    Document, ImportRefusal, Lines, Section, SummaryRow, anchor_of, as_printed, duration_ms, hardware_of, result_lines)
 from ansible_collections.ascend.sglang.plugins.plugin_utils.importer._import_script import (
     apply_text_fixes, bench_argv, flag_groups, refuse_credentials, refuse_second_command)
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import (
     available_profiles, parse_profile, profiles_dir)
-from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._releases import load_release_tables
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._releases import load_release_tables, tokens
 
 MODES = {"PD Separation": "pd_separation", "PD Disaggregation": "pd_separation", "PD Mixed": "pd_mixed"}
 MODE_WORDS = {"pd_separation": "pd", "pd_mixed": "mixed"}
@@ -91,7 +91,20 @@ class _Meta:
     cards: int
     mode: str
     dataset: str
-    tpot: str
+    tpot: str  # the TPOT target in ms as printed; "" for a configuration held to a TTFT target only
+    ttft: str = ""  # the TTFT target in ms ("5s" -> "5000"); "" where the section gives none
+
+    @property
+    def target(self) -> str:
+        """The id's last part: the TPOT target (``20ms``), else the TTFT target (``ttft5s``)."""
+        if self.tpot:
+            return f"{self.tpot.replace('.', 'p')}ms"
+        ms = float(self.ttft)
+        return f"ttft{ms / 1000:g}s".replace(".", "p") if ms >= 1000 else f"ttft{ms:g}ms".replace(".", "p")
+
+
+def _ms_text(value: float | None) -> str:
+    return "" if value is None else f"{value:g}"
 
 
 def section_meta(section: Section, where: str) -> _Meta:
@@ -102,10 +115,12 @@ def section_meta(section: Section, where: str) -> _Meta:
     meta = section.meta
     hw = hardware_of(meta.get("Hardware", ""))
     tpot = re.fullmatch(r"(\d+(?:\.\d+)?)\s*ms", meta.get("TPOT", ""))
+    # A configuration measured by its time to first token (output 1 token) gives a TTFT target instead.
+    ttft = _ms_text(duration_ms(meta.get("TTFT", "")))
     if meta.get("Model") and hw and meta.get("Cards", "").isdigit() and meta.get("Deploy Mode") in MODES \
-            and meta.get("Dataset") and tpot:
+            and meta.get("Dataset") and (tpot or ttft):
         return _Meta(meta["Model"], hw, int(meta["Cards"]), MODES[meta["Deploy Mode"]], meta["Dataset"],
-                     tpot.group(1))
+                     tpot.group(1) if tpot else "", ttft)
     if meta.get("Hardware") and not hw:
         raise ImportRefusal(f"{where} line {section.line}: the section runs on {meta['Hardware']}, whose NPU layout "
                             "the planner does not model (it knows Atlas 800I A2 nodes of 8 NPUs and A3 nodes of 16 "
@@ -114,11 +129,12 @@ def section_meta(section: Section, where: str) -> _Meta:
         missing = [name for name, ok in (("Model", meta.get("Model")), ("Hardware", hw),
                                          ("Cards", meta.get("Cards", "").isdigit()),
                                          ("Deploy Mode", meta.get("Deploy Mode") in MODES),
-                                         ("Dataset", meta.get("Dataset")), ("TPOT", tpot)) if not ok]
+                                         ("Dataset", meta.get("Dataset")), ("TPOT or TTFT", tpot or ttft))
+                   if not ok]
         given = "; ".join(f"{k}: {v}" for k, v in meta.items() if k not in ("Model", "Hardware", "Cards",
                                                                             "Deploy Mode", "Quantization"))
         raise ImportRefusal(f"{where} line {section.line}: the section gives no {', '.join(missing)} (a profile is "
-                            f"planned and benchmarked against a dataset and a TPOT target)"
+                            f"planned and benchmarked against a dataset and a TPOT or TTFT target)"
                             + (f"; it gives {given}" if given else ""))
     raise ImportRefusal(f"{where} line {section.line}: cannot read model, hardware, cards, deploy mode, dataset and "
                         f"TPOT from the title '{section.title}' nor from a 'Model: ... TPOT: ...' line")
@@ -138,7 +154,6 @@ def dataset_slug(dataset: str) -> str:
 
 
 def profile_id(meta: _Meta, title: str = "") -> str:
-    tpot = meta.tpot.replace(".", "p")
     dataset = dataset_slug(meta.dataset)
     # The current pages print the same dataset for a configuration with and without prefix caching; the title
     # says which ("... prefix90 50ms").
@@ -146,7 +161,7 @@ def profile_id(meta: _Meta, title: str = "") -> str:
     if prefix and "_prefix" not in dataset:
         dataset += f"_prefix{prefix.group(1)}"
     return (f"{_slug(meta.model)}_{meta.hardware.lower()}_{meta.cards}c_{MODE_WORDS[meta.mode]}_"
-            f"{dataset}_{tpot}ms")
+            f"{dataset}_{meta.target}")
 
 
 def _number(text: str) -> float | int:
@@ -242,7 +257,8 @@ def summary_row(rows: list[SummaryRow], meta: _Meta, dataset: str, figures: Mapp
                                                                          meta.mode):
             continue
         if row.tpot_is_target:
-            if row.dataset == dataset and row.tpot_ms == float(meta.tpot):
+            if row.dataset == dataset and (row.tpot_ms == float(meta.tpot) if meta.tpot
+                                           else row.ttft_ms == float(meta.ttft)):
                 found.append(row)
         elif any(abs(row.tpot_ms - t) <= TPOT_MATCH_MS for t in tpots):
             found.append(row)
@@ -284,7 +300,11 @@ def published(section: Section, row: SummaryRow | None, curation: Curation, card
     if row is not None:
         summary: dict[str, Any] = {"table": row.table, "model": row.model, "hardware": row.hardware,
                                    "cards": row.cards, "mode": row.mode, "dataset": row.dataset,
-                                   "quantization": row.quantization, "tpot_ms": row.tpot_ms}
+                                   "quantization": row.quantization}
+        if row.tpot_text:  # a TTFT-only row prints '-' as its TPOT
+            summary["tpot_ms"] = row.tpot_ms
+        if row.ttft_ms is not None:
+            summary["ttft_ms"] = row.ttft_ms
         if row.tps_text is not None:
             summary["output_tps_per_card"] = as_printed(row.tps_text)
         if row.tpot_is_target:
@@ -319,7 +339,7 @@ def published(section: Section, row: SummaryRow | None, curation: Curation, card
 
 def _releases(roles: Mapping[str, Mapping[str, Any]], release: str | None = None, where: str = "") -> dict[str, str]:
     tables = load_release_tables()
-    flags = {flag for role, spec in roles.items() if role != "router" for flag in spec.get("args") or {}}
+    flags = set().union(set(), *(tokens(spec.get("args") or {}) for role, spec in roles.items() if role != "router"))
     sglang = tables["sglang"].supported(flags)
     if release is not None:
         # The document names its release (the pages' reference images): its commands are that release's, or,
@@ -347,8 +367,8 @@ def donor_of(section: Section, meta: _Meta, doc: Document, where: str) -> Sectio
             m = section_meta(other, where)
         except ImportRefusal:
             continue
-        if (m.model, m.hardware, m.cards, m.mode, m.tpot) == (meta.model, meta.hardware, meta.cards, meta.mode,
-                                                              meta.tpot):
+        if (m.model, m.hardware, m.cards, m.mode, m.tpot, m.ttft) == (meta.model, meta.hardware, meta.cards,
+                                                                      meta.mode, meta.tpot, meta.ttft):
             donors.append(other)
     if len(donors) != 1:
         raise ImportRefusal(f"{where} line {section.line}: the section reuses another's deployment, and "
@@ -397,7 +417,10 @@ def import_section(doc: Document, section: Section, curations: Mapping[str, Cura
                             "deploy_mode": meta.mode}
     bench_args, bench_groups = import_bench(section, curation, where)
     data["dataset"] = dataset_of(meta.dataset, bench_groups, f"{where} line {section.bench_line}")
-    data["tpot_target_ms"] = _number(meta.tpot)
+    if meta.tpot:
+        data["tpot_target_ms"] = _number(meta.tpot)
+    if meta.ttft:
+        data["ttft_target_ms"] = _number(meta.ttft)
     donor = donor_of(section, meta, doc, where) if section.reuses_deployment else None
     deploy_section = donor or section
     deploy_curation = curations.get(deploy_section.title) or Curation()

@@ -130,8 +130,10 @@ def vet_script(lines: Lines, where: str) -> None:
         _vet_commands(text, form, f"{where} line {number}")
 
 
-# The current pages' host placeholders: <your prefill ip> (one instance) or <your prefill ipN>.
-_PAGE_IP = r"<your (prefill|decode) ip(\d*)>"
+# The current pages' host placeholders: <your prefill ip> (one instance) or <your prefill ipN>; the PD-mixed
+# instances over several nodes list <your nodeN ip> (NODE_IPS).
+_PAGE_IP = r"<your (prefill|decode|node)(\d*) ip(\d*)>"
+_PAGE_ROLE = {"prefill": "prefill", "decode": "decode", "node": "mixed"}
 _ARITHMETIC = re.compile(r"\$\(\([^()]*\)\)")
 _BACKTICKS = re.compile(r"`([^`]*)`")
 _QUOTED = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
@@ -214,7 +216,8 @@ def substitute_placeholders(text: str, lay: Layout) -> str:
         return hosts[n] if 0 <= n < len(hosts) else original
 
     text = re.sub(_PAGE_IP,
-                  lambda m: pick(getattr(lay, m.group(1)), int(m.group(2) or 1) - 1, m.group(0)), text)
+                  lambda m: pick(getattr(lay, _PAGE_ROLE[m.group(1)]), int(m.group(2) or m.group(3) or 1) - 1,
+                                 m.group(0)), text)
     text = re.sub(r"your prefill ip(\d+)", lambda m: pick(lay.prefill, int(m.group(1)) - 1, m.group(0)), text)
     text = re.sub(r"your decode ip(\d+)", lambda m: pick(lay.decode, int(m.group(1)) - 1, m.group(0)), text)
     # Router upstreams: the k-th --prefill / --decode URL names the k-th instance's rank 0.

@@ -25,8 +25,9 @@ SERVER_FLAGS = ("--enable-metrics",)
 ROUTER_FLAGS = ("--prometheus-host", "--prometheus-port")
 # A Prometheus duration (model.ParseDuration): units from ms to y, largest first, e.g. 1m, 90s, 1h30m.
 DURATION_RE = re.compile(r"(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?")
-# The TTFT alert's threshold when the inventory sets none: this many times the profile's published mean TTFT (the
-# documented runs' P99 TTFT is 1.6 to 2.9 times their mean), or TTFT_FALLBACK_S for a profile that publishes none.
+# The TTFT alert's threshold when the inventory sets none and the profile has no TTFT target: this many times the
+# profile's published mean TTFT (the documented runs' P99 TTFT is 1.6 to 2.9 times their mean), or TTFT_FALLBACK_S
+# for a profile that publishes none.
 TTFT_MEAN_FACTOR = 3
 TTFT_FALLBACK_S = 30.0
 
@@ -59,13 +60,17 @@ def duration(value: Any, errors: Collector, where: c.Where) -> str | None:
     return text
 
 
-def settings(checked: Mapping[str, Any], tpot_target_ms: float, published: Mapping[str, Any]) -> Settings:
+def settings(checked: Mapping[str, Any], tpot_target_ms: float, published: Mapping[str, Any],
+             ttft_target_ms: float = 0) -> Settings:
     """The monitoring values of the deployment, as the settings table checked them (its defaults filled in:
-    _settings.check_one_values), with the profile's targets."""
+    _settings.check_one_values), with the profile's targets: a profile held to a TTFT target alerts on it."""
     mean_ttft = (published.get("figures") or {}).get("mean_ttft_ms") if isinstance(published, Mapping) else None
     if checked.get("sglang_alert_ttft_p90_seconds") is not None:
         ttft = checked["sglang_alert_ttft_p90_seconds"]
         source = "sglang_alert_ttft_p90_seconds"
+    elif ttft_target_ms:
+        ttft = ttft_target_ms / 1000
+        source = f"the profile's TTFT target ({ttft_target_ms:g} ms)"
     elif isinstance(mean_ttft, (int, float)) and mean_ttft > 0:
         ttft = math.ceil(TTFT_MEAN_FACTOR * float(mean_ttft) / 100) / 10
         source = f"{TTFT_MEAN_FACTOR} x the profile's published mean TTFT ({mean_ttft:g} ms)"

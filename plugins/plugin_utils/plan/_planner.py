@@ -28,7 +28,7 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils.core._errors import 
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import (
     EXPANDING, FROM_INVENTORY, KV_TRANSFER_ENV, NODE_DEVICES, PLACEHOLDER, ArgValue, CannEnv, Profile, RoleSpec,
 )
-from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._releases import load_release_tables
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._releases import load_release_tables, tokens
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._launch_rules import check_role
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import HostPlan, InstancePlan, Plan, Service
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._topology import (
@@ -283,7 +283,7 @@ def _role_specs(profile: Profile, inv: Inventory, scope: Mapping[str, str], chec
     computed_env = {role: _computed_env(spec) for role, spec in profile.roles.items()}
     overrides = contract.check_overrides(inv.variables.get("sglang_overrides"), scope, computed_env, errors)
     _metrics.check_overrides(overrides, errors)
-    monitoring = _metrics.settings(checked, profile.tpot_target_ms, profile.published)
+    monitoring = _metrics.settings(checked, profile.tpot_target_ms, profile.published, profile.ttft_target_ms)
     specs = {role: _apply_overrides(spec, overrides, errors) for role, spec in profile.roles.items()}
     if profile.deploy_mode == "pd_separation" and not router_hosts and "router" not in inv.misnamed:
         errors.add("PD separation needs a router host in front of its prefill and decode instances", group="router")
@@ -795,7 +795,7 @@ def _render_for_releases(profile: Profile, inv: Inventory, specs: dict[str, Role
                                      ("sglang_router", "sglang_router_release", ("router",))):
         table = tables[package]
         present = [r for r in roles if r in specs]
-        flags = {flag for r in present for flag in specs[r].args}
+        flags = set().union(set(), *(tokens(specs[r].args) for r in present))
         supported[package] = table.supported(flags)
         chosen = str(inv.variables.get(variable) or profile.releases.get(package) or table.reference)
         releases[package] = chosen

@@ -108,6 +108,8 @@ class Profile:
     cards: int
     deploy_mode: str
     dataset: dict[str, Any]
+    # The latency the configuration is held to: its mean TPOT, its mean TTFT (a configuration measured by its first
+    # token, output 1 token), or both; 0 where it has none of that kind (a profile has at least one).
     tpot_target_ms: float
     quantization: str
     releases: dict[str, str]
@@ -118,6 +120,11 @@ class Profile:
     published: dict[str, Any]
     deviations: list[dict[str, Any]]
     source: dict[str, Any]
+    ttft_target_ms: float = 0.0
+    # A configuration its page no longer documents (the section is gone, or the page changed it: the previous
+    # configuration kept as <id>_at_<commit>): still selectable; ``reason`` says why, ``superseded_by`` names the
+    # profile that documents it now, where one does.
+    retired: dict[str, str] = dataclasses.field(default_factory=dict)
 
     @property
     def server_roles(self) -> tuple[str, ...]:
@@ -239,6 +246,29 @@ def _int(value: Any, key: str, errors: Collector, pid: str, allow_none: bool = F
     return value
 
 
+def _target(value: Any, key: str, errors: Collector, pid: str) -> float:
+    """A latency target in ms: a positive number, or absent (0)."""
+    if value is None:
+        return 0.0
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        errors.add(f"profile '{pid}': {key} must be a positive number of milliseconds, got {value!r}", variable=key)
+        return 0.0
+    return float(value)
+
+
+def _retired(value: Any, errors: Collector, pid: str) -> dict[str, str]:
+    """``retired``: absent, or a mapping with a non-empty ``reason`` (and an optional ``superseded_by`` id)."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping) or not isinstance(value.get("reason"), str) or not value["reason"].strip() \
+            or set(value) - {"reason", "superseded_by"} \
+            or not isinstance(value.get("superseded_by", ""), str):
+        errors.add(f"profile '{pid}': retired must be a mapping with a reason (and superseded_by, a profile id)",
+                   variable="retired")
+        return {}
+    return {str(k): str(v) for k, v in value.items()}
+
+
 def _str_map(value: Any, key: str, errors: Collector, pid: str) -> dict[str, str]:
     if value is None:
         return {}
@@ -358,6 +388,11 @@ def parse_profile(pid: str, data: Mapping[str, Any], deployment: Mapping[str, An
             if role in roles and role not in DEPLOY_MODES[mode]:
                 errors.add(f"profile '{pid}': role '{role}' does not belong to {mode}", variable=f"roles.{role}")
     bench = data.get("bench") or {}
+    tpot = _target(data.get("tpot_target_ms"), "tpot_target_ms", errors, pid)
+    ttft = _target(data.get("ttft_target_ms"), "ttft_target_ms", errors, pid)
+    if "tpot_target_ms" not in data and "ttft_target_ms" not in data:
+        errors.add(f"profile '{pid}': needs tpot_target_ms or ttft_target_ms (the latency its benchmark and alerts "
+                   "hold it to)", variable="tpot_target_ms")
     return Profile(
         id=pid,
         title=str(data.get("title", pid)),
@@ -366,7 +401,9 @@ def parse_profile(pid: str, data: Mapping[str, Any], deployment: Mapping[str, An
         cards=_int(data.get("cards"), "cards", errors, pid) or 0,
         deploy_mode=str(mode),
         dataset=dict(data.get("dataset") or {}),
-        tpot_target_ms=float(data.get("tpot_target_ms") or 0),
+        tpot_target_ms=tpot,
+        ttft_target_ms=ttft,
+        retired=_retired(data.get("retired"), errors, pid),
         quantization=str(data.get("quantization", "")),
         releases={str(k): str(v) for k, v in (data.get("releases") or {}).items()},
         host_tuning=_host_tuning(deployment.get("host_tuning"), errors, pid),

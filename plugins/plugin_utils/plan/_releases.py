@@ -79,7 +79,8 @@ class ReleaseTable:
         return self.releases.index(release) >= self.releases.index(other)
 
     def supported(self, flags: set[str]) -> list[str]:
-        """Releases that accept every flag of ``flags`` (after this table's changes)."""
+        """Releases that accept every flag of ``flags`` (after this table's changes). ``flags`` may hold a flag
+        with its value (``tokens``): an ``added`` entry ``"--flag value"`` is a choice a later release added."""
         return [r for r in self.releases
                 if all(self.at_least(r, self.added[f]) for f in flags if f in self.added)
                 and not any(self.at_least(r, self.removed[f][0]) for f in flags if f in self.removed)]
@@ -89,12 +90,13 @@ class ReleaseTable:
         table renders it as that release's flag."""
         catalog = self.flags(release)
         changed = {c.flag for c in self.changes if self.at_least(release, c.since)}
-        return all(flag in catalog or flag in changed for flag in flags)
+        return all((self.at_least(release, self.added[flag]) if flag in self.added else True) if " " in flag
+                   else flag in catalog or flag in changed for flag in flags)
 
     def apply(self, role: str, args: Mapping[str, Any], release: str, variable: str,
               errors: Collector) -> tuple[dict[str, Any], list[dict[str, str]]]:
         """Documented flags -> the flags of ``release``; each change is returned as a record."""
-        for flag in args:
+        for flag in tokens(args):
             if flag in self.added and not self.at_least(release, self.added[flag]):
                 errors.add(f"{flag} needs {self.package} >= {self.added[flag]}, but the chosen release is {release}; "
                            f"pick one of: {', '.join(self.supported(set(args)))}", group=role, variable=variable)
@@ -120,6 +122,15 @@ class ReleaseTable:
             notes.append({"role": role, "release": release, "flag": flag,
                           "rendered": " ".join(change.to) or "(dropped)", "reason": change.reason})
         return out, notes
+
+
+def tokens(args: Mapping[str, Any]) -> set[str]:
+    """The flags of ``args`` and, for each with one value, ``"--flag value"``: what ``supported`` and ``takes`` check
+    (a choice such as ``--attention-backend dsv4`` arrives in a later release than its flag)."""
+    out = set(args)
+    out.update(f"{flag} {value}" for flag, value in args.items()
+               if isinstance(value, (str, int)) and not isinstance(value, bool))
+    return out
 
 
 def load_release_tables(directory: str | None = None) -> dict[str, ReleaseTable]:

@@ -645,7 +645,10 @@ TABLE: tuple[Setting, ...] = (
     S("sglang_bench_timeout", RUN, "Seconds the benchmark may run.", _int(1, 604800), 7200, "int"),
     S("sglang_bench_tokenizer", RUN, "--tokenizer of the benchmark client.", c.text),
     S("sglang_bench_tpot_target_ms", RUN, "TPOT target of the benchmark in ms (default: the profile's).", c.positive, type="float"),
-    S("sglang_bench_tpot_tolerance", RUN, "Tolerance over the TPOT target (0.10: 10 %).", _ratio, 0.10, "float"),
+    S("sglang_bench_tpot_tolerance", RUN, "Tolerance over the TPOT (and TTFT) target (0.10: 10 %).", _ratio, 0.10,
+      "float"),
+    S("sglang_bench_ttft_target_ms", RUN, "Mean TTFT target of the benchmark in ms (default: the profile's, where it "
+      "has one).", c.positive, type="float"),
     S("sglang_collect", RUN, "doctor.yml also collects the failure bundle.", c.boolean, False, "bool"),
     S("sglang_collect_dir", RUN, "Controller directory of the failure bundle.", _controller_path, ".", "path"),
     S("sglang_collect_since", RUN, "Start of the journal window: @EPOCH, YYYY-MM-DD[ HH:MM[:SS]], today, yesterday.",

@@ -67,6 +67,26 @@ def test_a_stricter_operator_target_is_named_in_the_failure() -> None:
     assert verdict["tpot_limit_ms"] == 44.0 and verdict["tpot_target_source"] == "sglang_bench_tpot_target_ms"
 
 
+def test_a_ttft_target_is_held_to_and_needs_no_tpot() -> None:
+    """A configuration measured by its first token (MiMo's 'TTFT 5s', output 1 token): mean TTFT against the
+    target with the tolerance; without a TPOT target a missing TPOT figure is no failure."""
+    profile = load_profile("deepseek_r1_a3_32c_pd_3k5_1k5_50ms")
+    parsed = ran(fixture("colon_ptot_typo"))
+    ttft = parsed["metrics"]["mean_ttft_ms"]
+    kept = evaluate(parsed, cards=profile.cards, tpot_target_ms=0, ttft_target_ms=ttft, published={})
+    assert kept["passed"] and kept["ttft_limit_ms"] == round(ttft * 1.1, 3) and kept["tpot_limit_ms"] is None
+    assert render_table(kept)[-2].endswith(f"TTFT target {ttft:g} ms (+10%: limit {ttft * 1.1:g} ms)")
+    missed = evaluate(parsed, cards=profile.cards, tpot_target_ms=0, ttft_target_ms=ttft / 2, published={},
+                      ttft_source="sglang_bench_ttft_target_ms")
+    assert missed["failures"] == [f"mean TTFT {ttft:g} ms exceeds the target {ttft / 2:g} ms "
+                                  f"(sglang_bench_ttft_target_ms) by more than 10% (limit {ttft / 2 * 1.1:g} ms)"]
+    no_tpot = {**parsed, "metrics": {k: v for k, v in parsed["metrics"].items() if "tpot" not in k}}
+    assert evaluate(no_tpot, cards=profile.cards, tpot_target_ms=0, ttft_target_ms=ttft, published={})["passed"]
+    # Both targets: both are held to.
+    both = evaluate(parsed, cards=profile.cards, tpot_target_ms=40, ttft_target_ms=ttft / 2, published={})
+    assert [f.split(" ms")[0] for f in both["failures"]] == ["mean TPOT 48.1", f"mean TTFT {ttft:g}"]
+
+
 def test_num_prompts_comes_from_the_command_that_ran() -> None:
     assert verdict_for(fixture("colon_ptot_typo"), overrides={"--num-prompts": 4000})["failures"] == [
         "672 of 4000 requests failed (successful requests: 3328)"]

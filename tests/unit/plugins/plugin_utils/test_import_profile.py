@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ansible_collections.ascend.sglang.plugins.plugin_utils.core._errors import Collector
 from ansible_collections.ascend.sglang.plugins.plugin_utils.importer import _import_output
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _planner, _profile, _topology
 from ansible_collections.ascend.sglang.plugins.plugin_utils.importer._import_doc import ImportRefusal, read_document
@@ -353,6 +354,35 @@ def test_the_moved_pages_hardware_name_and_ttft_column() -> None:
         assert new.data["published"] == old.data["published"] and new.data["roles"] == old.data["roles"]
 
 
+def test_a_configuration_held_to_a_ttft_target_imports() -> None:
+    """MiMo's TTFT-only sections (output 1 token, "**TTFT**: 5s", '-' in the table's TPOT column): a profile with
+    ttft_target_ms and no tpot_target_ms, its id naming the TTFT target, its summary row found by its link."""
+    ttft = MDX_PIPES.replace("| TPOT | Quantization |", "| TPOT | TTFT | Quantization |").replace(
+        "| --- | --- | --- |", "| --- | --- | --- | --- |", 1).replace("| 50ms | W4A8 INT8 |", "| 50ms | - | W4A8 INT8 |")
+    ttft = ttft.replace("| 64K+1K | 50ms | - | W4A8 INT8 | [Optimal Configuration](#demo-r1-w4a8-8p-in64k-out1k-50ms)",
+                        "| 64K+1 | - | 5s | W4A8 INT8 | [Optimal Configuration](#demo-r1-w4a8-8p-in64k-out1-ttft-5s)")
+    ttft = ttft.replace("### Demo-R1 W4A8 8P IN64K OUT1K 50ms\n", "### Demo-R1 W4A8 8P IN64K OUT1 TTFT 5s\n", 1)
+    head, _sep, tail = ttft.partition("### Demo-R1 W4A8 8P IN64K OUT1 TTFT 5s\n")
+    section, rest = tail.split("\n### ", 1)
+    section = section.replace("**Dataset**: 64K+1K", "**Dataset**: 64K+1").replace("**TPOT**: 50ms", "**TTFT**: 5s")
+    section = section.replace("--random-output-len 1024", "--random-output-len 1")
+    doc = read_document(f"{head}### Demo-R1 W4A8 8P IN64K OUT1 TTFT 5s\n{section}\n### {rest}", "demo_r1.mdx")
+    row = next(r for r in doc.rows if r.anchor == "demo-r1-w4a8-8p-in64k-out1-ttft-5s")
+    assert (row.tpot_ms, row.ttft_ms, row.dataset) == (0.0, 5000.0, "64K+1")
+    items = {i.id: i for i in import_document(doc)}
+    item = items["demo_r1_a3_8c_mixed_64k_1_ttft5s"]
+    assert item.data["ttft_target_ms"] == 5000 and "tpot_target_ms" not in item.data
+    assert item.data["dataset"]["output_len"] == 1
+    assert item.data["published"]["summary"]["ttft_ms"] == 5000.0
+    # The planner takes it: the TTFT target is the profile's, no TPOT target.
+    profile = _profile.parse_profile(item.id, item.data, item.data, Collector())
+    assert (profile.tpot_target_ms, profile.ttft_target_ms) == (0.0, 5000.0)
+    # A section with neither target is still refused, naming both.
+    neither = f"{head}### Demo-R1 W4A8 8P IN64K OUT1 TTFT 5s\n{section.replace('**TTFT**: 5s', '')}\n### {rest}"
+    with pytest.raises(ImportRefusal, match="gives no TPOT or TTFT"):
+        import_document(read_document(neither, "demo_r1.mdx"))
+
+
 def test_a_long_option_written_with_its_value_after_an_equals_sign() -> None:
     """``--flag=value`` is ``--flag value`` to argparse, so to the importer (not an unknown flag named
     ``--flag=value``)."""
@@ -380,14 +410,15 @@ def test_the_draft_model_placeholder_is_the_inventorys_draft_model_path() -> Non
     assert pd.data["roles"]["prefill"]["env"]["PYTHONPATH"] == "{draft_model_path}:"
 
 
-def test_a_newer_atlas_and_a_section_without_tpot_are_refused_by_name() -> None:
+def test_a_newer_atlas_and_a_section_without_a_target_are_refused_by_name() -> None:
     atlas = MDX.replace("**Hardware**: Atlas 800I A3", "**Hardware**: Atlas 950")
     with pytest.raises(ImportRefusal, match=r"demo_32b.mdx line \d+: the section runs on Atlas 950, whose NPU layout "
                                             r"the planner does not model"):
         import_document(read_document(atlas, "demo_32b.mdx"))
-    ttft = MDX.replace("**TPOT**: 50ms", "**TTFT**: 5s")
-    with pytest.raises(ImportRefusal, match=r"the section gives no TPOT .*; it gives Dataset: 3.6K\+1.5K; TTFT: 5s"):
-        import_document(read_document(ttft, "demo_32b.mdx"))
+    latency = MDX.replace("**TPOT**: 50ms", "**TTFT**: soon")
+    with pytest.raises(ImportRefusal, match=r"the section gives no TPOT or TTFT .*; it gives Dataset: 3.6K\+1.5K; "
+                                            r"TTFT: soon"):
+        import_document(read_document(latency, "demo_32b.mdx"))
 
 
 def test_pipeline_stages_count_in_the_devices_of_an_instance() -> None:
@@ -507,3 +538,16 @@ def test_a_destination_under_a_file_is_refused_naming_it(tmp_path: Path) -> None
     (tmp_path / "file").write_text("x")
     with pytest.raises(_import_output.NotOurs, match=f"'{tmp_path}/file' is a file, not a directory"):
         _import_output.check_directory(str(tmp_path / "file" / "profiles"), "sglang_profiles_dir")
+
+
+def test_the_node_list_of_a_mixed_instance_over_nodes_is_the_mixed_hosts() -> None:
+    """The pages' PD-mixed instances over several nodes list NODE_IPS=('<your node1 ip>' '<your node2 ip>'): the
+    placeholders are the mixed hosts in order (prefill and decode placeholders are left as they are)."""
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.importer._import_script import (
+        Layout, substitute_placeholders)
+
+    lay = Layout(prefill=["10.0.1.1"], decode=["10.0.2.1"], mixed=["10.0.3.1", "10.0.3.2"], router=None)
+    assert substitute_placeholders("NODE_IPS=('<your node1 ip>' '<your node2 ip>')\n", lay).endswith(
+        "NODE_IPS=('10.0.3.1' '10.0.3.2')\n")
+    assert "'<your node3 ip>'" in substitute_placeholders("NODE_IPS=('<your node3 ip>')\n", lay)
+    assert "10.0.1.1" in substitute_placeholders("P_IP=('<your prefill ip1>')\n", lay)

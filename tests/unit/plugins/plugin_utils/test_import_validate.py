@@ -98,6 +98,7 @@ def test_without_interpreters_nothing_is_planned_or_run():
 
 def test_imported_profiles_take_a_reused_deployment_from_the_import_or_the_collection():
     donor = {"id": "demo_a", "title": "a", "model": "m", "hardware": "A3", "cards": 1, "deploy_mode": "pd_mixed",
+             "tpot_target_ms": 50,
              "roles": {"mixed": {"port": 7239, "args": {"--model-path": "{model_path}", "--tp-size": 2,
                                                         "--host": "{host}", "--port": "{port}"}}}}
     shared = {k: val for k, val in donor.items() if k not in ("id", "roles")}

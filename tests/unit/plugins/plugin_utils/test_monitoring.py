@@ -145,6 +145,20 @@ def test_ttft_threshold_from_the_variable_the_published_mean_or_the_fallback():
     assert "sglang_alert_ttft_p90_seconds" in fallback["ttft_source"]
 
 
+def test_a_profile_held_to_ttft_alerts_on_its_ttft_target_not_on_tpot():
+    """A TTFT-only profile (MiMo's 'TTFT 5s' configurations): the TTFT alert's threshold is its target, and no
+    TPOT alert is written (it has no TPOT target); the inventory's threshold still wins."""
+    profile = dataclasses.replace(load_profile(MIXED_2NODE), tpot_target_ms=0.0, ttft_target_ms=5000.0)
+    p = plan(profile, inventory(mixed=2))
+    assert p.monitoring["ttft_p90_seconds"] == 5.0 and p.monitoring["tpot_target_seconds"] is None
+    assert p.monitoring["ttft_source"] == "the profile's TTFT target (5000 ms)"
+    alerts = {r["alert"]: r for g in yaml.safe_load(_monitoring.rules(p))["groups"] for r in g["rules"] if "alert" in r}
+    assert "SGLangTPOTAboveTarget" not in alerts
+    assert alerts["SGLangTTFTHigh"]["expr"].endswith("> 5")
+    assert "the profile's TTFT target" in alerts["SGLangTTFTHigh"]["annotations"]["description"]
+    assert plan(profile, inventory(mixed=2, sglang_alert_ttft_p90_seconds=4)).monitoring["ttft_p90_seconds"] == 4.0
+
+
 # ---- the files ------------------------------------------------------------------------------------------------
 
 def test_pd_targets_and_labels():

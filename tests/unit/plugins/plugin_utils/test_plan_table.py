@@ -53,6 +53,12 @@ def test_the_table_names_the_profiles_generation_source_and_release():
     page = plan(load_profile("glm_5_1_a3_32c_pd_131k1_1k_50ms"),
                 inventory(prefill=2, decode=2, router=1))
     assert _plan_table.lines(page)[1] == (
+        "source: generation 2026-11, sgl-project/sglang docs/docs/hardware-platforms/ascend-npus/model-deployment/"
+        "best-practices/glm_5_1.mdx@19264f4a01f3#glm-5-1-w4a8-1p1d-32p-in128k-out1k-56-4ms; planned release sglang "
+        "0.5.16")
+    # The configuration the page gave before it changed it stays plannable under its dated id.
+    before = plan(load_profile("glm_5_1_a3_32c_pd_131k1_1k_50ms_at_06bd6c8"), inventory(prefill=2, decode=2, router=1))
+    assert _plan_table.lines(before)[1] == (
         "source: generation 2026-11, sgl-project/sglang docs_new/docs/hardware-platforms/ascend-npus/best_practice/"
         "glm5_1.mdx@06bd6c834fe0#glm5-1-w4a8-1p1d-32p-in128k-out1k; planned release sglang 0.5.13.post1")
 

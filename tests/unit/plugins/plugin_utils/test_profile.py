@@ -13,12 +13,14 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import
 
 def test_all_profiles_load():
     ids = available_profiles()
-    # The January documents' 40 configurations, the deepseek_r1_pd32 alias, and the 72 configurations of the
-    # current pages that import (tests/golden/upstream_pages.yml; a page repeats one under a second title).
-    assert len(ids) == 113
+    # The January documents' 40 configurations, the deepseek_r1_pd32 alias, and the current pages' 154: the 80
+    # that import today (tests/golden/upstream_pages.yml), the 68 configurations the pages changed, kept as
+    # <id>_at_<commit>, and the 6 of sections gone from the pages (retired).
+    assert len(ids) == 195
     loaded = {pid: load_profile(pid) for pid in ids}
     generations = [profile.generation for pid, profile in loaded.items() if profile.id == pid]
-    assert generations.count(FIRST_GENERATION) == 40 and generations.count("2026-11") == 72
+    assert generations.count(FIRST_GENERATION) == 40 and generations.count("2026-11") == 154
+    assert sum(1 for profile in loaded.values() if profile.retired) == 68 + 6
     for profile in loaded.values():
         assert profile.hardware in NODE_DEVICES
         assert profile.releases["sglang"] and profile.releases["sglang_router"]
@@ -54,9 +56,27 @@ def _write(tmp_path, pid, mutate):
     (lambda d: d["roles"]["mixed"]["env"].update({"X": "{nonsense}"}), "roles.mixed"),
     (lambda d: d.update(hardware="A4"), "hardware"),
     (lambda d: d.update(deploy_mode="pd_separation"), "roles.prefill"),
+    # A profile is held to a latency: a TPOT or a TTFT target, each a positive number of ms.
+    (lambda d: d.pop("tpot_target_ms"), "tpot_target_ms"),
+    (lambda d: d.update(tpot_target_ms="fast"), "tpot_target_ms"),
+    (lambda d: d.update(ttft_target_ms=0), "ttft_target_ms"),
 ])
 def test_broken_profiles_are_rejected(tmp_path, mutate, variable):
     _write(tmp_path, "broken", mutate)
     with pytest.raises(PlanError) as exc:
         load_profile("broken", str(tmp_path))
     assert variable in {f.variable for f in exc.value.findings}
+
+
+def test_a_choice_a_later_release_added_restricts_the_releases():
+    """``added`` may name a flag with one value ("--attention-backend dsv4"): a profile using that choice is planned
+    only for the releases whose parser offers it (DeepSeek-V4-Flash's attention backend, 0.5.13.post1 on)."""
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._releases import load_release_tables, tokens
+
+    table = load_release_tables()["sglang"]
+    assert tokens({"--attention-backend": "dsv4", "--enable-dp-attention": True}) == {
+        "--attention-backend", "--enable-dp-attention", "--attention-backend dsv4"}
+    assert table.supported(tokens({"--attention-backend": "dsv4"}))[0] == "0.5.13.post1"
+    assert table.supported(tokens({"--attention-backend": "ascend"}))[0] == table.releases[0]
+    assert not table.takes("0.5.9", tokens({"--attention-backend": "dsv4"}))
+    assert table.takes("0.5.16", tokens({"--attention-backend": "dsv4"}))
