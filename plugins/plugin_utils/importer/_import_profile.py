@@ -417,10 +417,7 @@ def import_section(doc: Document, section: Section, curations: Mapping[str, Cura
                             "deploy_mode": meta.mode}
     bench_args, bench_groups = import_bench(section, curation, where)
     data["dataset"] = dataset_of(meta.dataset, bench_groups, f"{where} line {section.bench_line}")
-    if meta.tpot:
-        data["tpot_target_ms"] = _number(meta.tpot)
-    if meta.ttft:
-        data["ttft_target_ms"] = _number(meta.ttft)
+    data.update(_targets(meta))
     donor = donor_of(section, meta, doc, where) if section.reuses_deployment else None
     deploy_section = donor or section
     deploy_curation = curations.get(deploy_section.title) or Curation()
@@ -458,6 +455,12 @@ def import_section(doc: Document, section: Section, curations: Mapping[str, Cura
         data = {"id": pid, "deployment_from": profile_id(section_meta(donor, where), donor.title),
                 **{k: v for k, v in data.items() if k != "id"}}
     return Imported(id=pid, section=section, data=data, deployment_from=data.get("deployment_from"), stale=stale)
+
+
+def _targets(meta) -> dict[str, Any]:
+    """The section's TPOT and TTFT targets, those it states (a profile has at least one)."""
+    return {key: _number(value) for key, value in (("tpot_target_ms", meta.tpot), ("ttft_target_ms", meta.ttft))
+            if value}
 
 
 def _quantization_of(section: Section, doc: Document) -> str | None:
