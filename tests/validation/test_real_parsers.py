@@ -162,6 +162,8 @@ def _topology_fleet(router_release: str):
 # The release the current pages' commands are written for (their profiles target it, or the first later release
 # that takes their flags).
 PAGES_RELEASE = yaml.safe_load((parsers.ROOT / "tests" / "golden" / "upstream_pages.yml").read_text())["release"]
+# The release the profiles of SGLang's nightly tests are checked against (scripts/import_nightly.py), likewise.
+NIGHTLY_RELEASE = yaml.safe_load((parsers.ROOT / "tests" / "golden" / "upstream_nightly.yml").read_text())["release"]
 
 
 @pytest.mark.parametrize("pid", PROFILES)
@@ -171,6 +173,9 @@ def test_target_release_is_the_oldest_that_accepts_the_profile(pid: str) -> None
     table = TABLES["sglang"]
     if _profile.load_profile(pid).generation == _profile.FIRST_GENERATION:
         assert plan.releases["sglang"] == supported[0], "a profile targets the oldest release that accepts it"
+    elif _profile.load_profile(pid).source.get("kind") == "nightly":
+        assert plan.releases["sglang"] == next(r for r in supported if table.at_least(r, NIGHTLY_RELEASE)), (
+            "a profile of a nightly test targets the record's release, or the first later one that accepts it")
     else:
         assert plan.releases["sglang"] == next(r for r in supported if table.at_least(r, PAGES_RELEASE)), (
             "a profile of the current pages targets their release, or the first later one that accepts it")

@@ -127,7 +127,7 @@ def test_one_server_test_reads_as_a_page_section():
     test = n.parse_test(MIXED, "perf/demo/test_demo_8b_w8a8_1p_in3k5_out1k5_20ms.py")
     assert test.shape == "pd_mixed" and test.test_class == "TestDemo8B"
     assert test.thresholds == {"tpot": 20, "output_token_throughput": 150.5}
-    section = n.test_section(test, "Demo-8B", test.name)
+    section = n.section_of(test, "Demo-8B", test.name)
     assert section.meta == {"Model": "Demo-8B", "Hardware": "Atlas 800I A3", "Cards": "1", "Deploy Mode": "PD Mixed",
                             "Dataset": "3.5K+1.5K", "TPOT": "20ms", "Quantization": "W8A8"}
     assert "--random-input-len 3500 --random-output-len 1500" in section.bench
@@ -172,10 +172,11 @@ def test_two_node_mixed_instance():
 
 
 @pytest.mark.parametrize("old, new, message", [
-    ('    "--tp-size",\n    2,', '    "--tp-size",\n    int("2"),', "line 25: TestDemo8B.other_args: Call is not a literal"),
+    ('    "--tp-size",\n    2,', '    "--tp-size",\n    int("2"),',
+     "line 25: TestDemo8B.other_args: Call is not a literal"),
     ("DEMO_ARGS = [", "DEMO_ARGS = [*BASE_ARGS,", "an unpacked list is not a literal"),
     ('"--device",\n    "npu",', '"--device",\n    DEVICE,', "'DEVICE' is not a literal the file binds"),
-    ("    tpot = 20\n", "", "sets no TPOT threshold (output_token_throughput 150.5)"),
+    ("    tpot = 20\n", "", "sets no TPOT threshold (output_token_throughput 150.5) and its name no TPOT target"),
     ("    input_len = 3500\n", "", "no positive integer input_len"),
     ("class TestDemo8B(PerfOneServerTestCaseBase)", "class TestDemo8B(object)", "0 test classes"),
 ])
@@ -183,13 +184,23 @@ def test_refusals_name_what_and_where(old, new, message):
     text = MIXED.replace(old, new)
     assert text != MIXED
     with pytest.raises(ImportRefusal, match=message.replace("(", r"\(").replace(")", r"\)")):
-        n.read_nightly(text, "perf/demo/test_demo_8b_w8a8_1p_in3k5_out1k5_20ms.py", "Demo-8B")
+        n.read_nightly(text, "perf/demo/test_demo_8b_w8a8_1p_in3k5_out1k5_bs4.py", "Demo-8B")
+
+
+def test_the_name_gives_the_target_and_the_cards():
+    # The name's TPOT target and card count are the profile's; the test's threshold is recorded beside them.
+    text = MIXED.replace("tpot = 20", "tpot = 18.5")
+    test = n.parse_test(text, "perf/demo/test_demo_8b_w8a8_2p_in3k5_out1k5_20ms.py")
+    section = n.section_of(test, "Demo-8B", test.name)
+    assert section.meta["TPOT"] == "20ms" and section.meta["Cards"] == "2"
+    assert n.thresholds_of(test)["tpot_ms"] == 18.5
 
 
 def test_the_file_is_never_run():
     # A call anywhere the configuration reads is refused, not evaluated.
     text = MIXED.replace('"SGLANG_ENABLE_SPEC_V2": "1"', '"SGLANG_ENABLE_SPEC_V2": __import__("os").system("x")')
-    with pytest.raises(ImportRefusal, match=r"line 14: TestDemo8B.envs\[SGLANG_ENABLE_SPEC_V2\]: Call is not a literal"):
+    message = r"line 14: TestDemo8B.envs\[SGLANG_ENABLE_SPEC_V2\]: Call is not a literal"
+    with pytest.raises(ImportRefusal, match=message):
         n.parse_test(text, "t.py")
 
 

@@ -14,11 +14,13 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import
 def test_all_profiles_load():
     ids = available_profiles()
     # The January documents' 40 configurations, the deepseek_r1_pd32 alias, and the 72 configurations of the
-    # current pages that import (tests/golden/upstream_pages.yml; a page repeats one under a second title).
-    assert len(ids) == 113
+    # current pages that import (tests/golden/upstream_pages.yml; a page repeats one under a second title), and the
+    # 5 configurations of SGLang's nightly tests that no page documents (tests/golden/upstream_nightly.yml).
+    assert len(ids) == 118
     loaded = {pid: load_profile(pid) for pid in ids}
     generations = [profile.generation for pid, profile in loaded.items() if profile.id == pid]
     assert generations.count(FIRST_GENERATION) == 40 and generations.count("2026-11") == 72
+    assert generations.count("nightly") == 5
     for profile in loaded.values():
         assert profile.hardware in NODE_DEVICES
         assert profile.releases["sglang"] and profile.releases["sglang_router"]
