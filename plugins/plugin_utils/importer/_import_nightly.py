@@ -379,11 +379,11 @@ def _loop(array: str, role: str, spec: dict[str, Any], test: NightlyTest, nnodes
 
 
 def dataset_label(tokens: int) -> str:
-    """3500 -> 3.5K, 131072 -> 128K, 11000 -> 11K, 117965 -> 117965: the pages' way of writing lengths."""
+    """3500 -> 3.5K, 131072 -> 128K, 3584 -> 3.6K, 11000 -> 11K, 300 -> 300: the pages' way of writing lengths."""
     if tokens % 1024 == 0 and tokens >= 1024:
         return f"{tokens // 1024}K"
-    if tokens % 100 == 0 and tokens >= 1000:
-        return f"{tokens / 1000:g}K"
+    if tokens >= 1000:
+        return f"{round(tokens / 1000, 1):g}K"
     return str(tokens)
 
 
@@ -445,8 +445,9 @@ def section_of(test: NightlyTest, model: str, where: str) -> Section:
     hardware = "A2" if base.endswith("_a2") else "A3"
     # The test's name counts the cards as the pages do ("8p": 8 cards, "1p1d_16p": 16), which is not always the
     # devices / 2 of A3 (a tp 2 server is "1p" in one test and "2P" on its page); without a count, the devices.
+    # An A2 card is one device: its tests keep the count of the A3 test they were written from ("2p" for tp 4).
     named = _CARDS.search(base)
-    cards = int(named.group(1) or named.group(2)) if named else _cards(test, hardware)
+    cards = int(named.group(1) or named.group(2)) if named and hardware == "A3" else _cards(test, hardware)
     quant = _QUANT.search(base + "_")
     bench, label = bench_command(test)
     meta = {"Model": model, "Hardware": f"Atlas 800I {hardware}", "Cards": str(cards),

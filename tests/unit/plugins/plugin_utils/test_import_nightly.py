@@ -194,6 +194,10 @@ def test_the_name_gives_the_target_and_the_cards():
     section = n.section_of(test, "Demo-8B", test.name)
     assert section.meta["TPOT"] == "20ms" and section.meta["Cards"] == "2"
     assert n.thresholds_of(test)["tpot_ms"] == 18.5
+    # An A2 card is one device, whatever the name counts.
+    a2 = n.parse_test(text, "perf/demo/test_demo_8b_w8a8_2p_in3k5_out1k5_20ms_a2.py")
+    assert n.section_of(a2, "Demo-8B", a2.name).meta["Cards"] == "2"
+    assert n.section_of(a2, "Demo-8B", a2.name).meta["Hardware"] == "Atlas 800I A2"
 
 
 def test_the_file_is_never_run():

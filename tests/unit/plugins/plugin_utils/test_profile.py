@@ -15,12 +15,12 @@ def test_all_profiles_load():
     ids = available_profiles()
     # The January documents' 40 configurations, the deepseek_r1_pd32 alias, and the 72 configurations of the
     # current pages that import (tests/golden/upstream_pages.yml; a page repeats one under a second title), and the
-    # 5 configurations of SGLang's nightly tests that no page documents (tests/golden/upstream_nightly.yml).
-    assert len(ids) == 118
+    # 8 configurations of SGLang's nightly tests that no page documents (tests/golden/upstream_nightly.yml).
+    assert len(ids) == 121
     loaded = {pid: load_profile(pid) for pid in ids}
     generations = [profile.generation for pid, profile in loaded.items() if profile.id == pid]
     assert generations.count(FIRST_GENERATION) == 40 and generations.count("2026-11") == 72
-    assert generations.count("nightly") == 5
+    assert generations.count("nightly") == 8
     for profile in loaded.values():
         assert profile.hardware in NODE_DEVICES
         assert profile.releases["sglang"] and profile.releases["sglang_router"]
