@@ -140,8 +140,11 @@ def main(argv: list[str]) -> int:
         if covering:
             counts["covered"] += 1
             print(f"COVERED {path} by {', '.join(covering)} (the profile follows the page):")
-            for line in role_differences(pages[covering[0]], item.data) or ["no difference in flags or environment"]:
-                print(f"    {line}")
+            for pid in covering:
+                # Each covering profile (a January document's and the current page's may both have the section).
+                print(f"  against {pid}:")
+                for line in role_differences(pages[pid], item.data) or ["no difference in flags or environment"]:
+                    print(f"    {line}")
             continue
         counts["new"] += 1
         print(f"NEW {path} -> {item.id}")

@@ -48,6 +48,8 @@ def test_every_profile_named_exists(entry):
             assert pid in available_profiles(), f"{entry['path']}: no profile {pid}"
     if "covered_by" in entry:
         assert all(pid not in NIGHTLY for pid in entry["covered_by"]), "a covering profile is a page's"
+    # What scripts/import_nightly.py printed for an imported test a page covers: page -> test, per covering profile.
+    assert set(entry.get("differences") or {}) <= set(entry.get("covered_by") or [])
 
 
 def test_every_nightly_profile_names_its_test_and_commit():

@@ -275,7 +275,15 @@ def _word(value: Any, test: NightlyTest, where: str) -> str:
         raise ImportRefusal(f"{where}: the argument {value!r} is not a string or a number")
     if isinstance(value, float) and value == float("inf"):
         return "inf"
+    _plain_text(str(value), where)
     return shlex.quote(str(value))
+
+
+def _plain_text(text: str, where: str) -> None:
+    # The script is read line by line: a line break or other control character inside a value would make a
+    # second command of it.
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in text):
+        raise ImportRefusal(f"{where}: the value {text[:40]!r} holds a control character (a line break?)")
 
 
 def _env_line(key: str, value: Any, test: NightlyTest, where: str) -> str:
@@ -291,6 +299,7 @@ def _env_line(key: str, value: Any, test: NightlyTest, where: str) -> str:
                 raise ImportRefusal(f"{where}: {key} holds the NIC in a longer value")
             text += "${MODEL_PATH}" if part == test.model_path else "${DRAFT_MODEL_PATH}"
         elif isinstance(part, (str, int, float)) and not isinstance(part, bool):
+            _plain_text(str(part), where)
             text += re.sub(r'(["\\$`])', r"\\\1", str(part))
         else:
             raise ImportRefusal(f"{where}: {key} is not a string")

@@ -178,6 +178,8 @@ def test_two_node_mixed_instance():
     ('"--device",\n    "npu",', '"--device",\n    DEVICE,', "'DEVICE' is not a literal the file binds"),
     ("    tpot = 20\n", "", "sets no TPOT threshold (output_token_throughput 150.5) and its name no TPOT target"),
     ("    input_len = 3500\n", "", "no positive integer input_len"),
+    ('"EAGLE3"', '"EAGLE3\\ntouch /x"', "holds a control character"),
+    ('"SGLANG_ENABLE_SPEC_V2": "1"', '"SGLANG_ENABLE_SPEC_V2": "1\\nrm -rf /"', "holds a control character"),
     ("class TestDemo8B(PerfOneServerTestCaseBase)", "class TestDemo8B(object)", "0 test classes"),
 ])
 def test_refusals_name_what_and_where(old, new, message):
