@@ -87,8 +87,10 @@ def page_profiles() -> dict[str, dict[str, Any]]:
 def import_test(path: str, text: str, entry: Mapping[str, Any], rec: Mapping[str, Any]) -> _import_profile.Imported:
     """The test's profile. The record's deviations for the test (what it gets wrong, in the text of the deployment
     or benchmark the importer writes for it) apply as a page section's do, and the profile carries them."""
-    doc = _import_nightly.read_nightly(text, path, model_of(path, rec))
-    test = _import_nightly.parse_test(text, path)
+    # Harness constants the test imports whose value the record gives (with the reason it is known).
+    constants = {str(k): v["value"] for k, v in (entry.get("constants") or {}).items()}
+    doc = _import_nightly.read_nightly(text, path, model_of(path, rec), constants)
+    test = _import_nightly.parse_test(text, path, constants)
     commit = str(entry["commit"])
     origin = _import_profile.Origin(generation=GENERATION, repository=rec["repository"], path=path, commit=commit,
                                     release=str(rec["release"]))

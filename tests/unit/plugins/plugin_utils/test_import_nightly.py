@@ -189,17 +189,30 @@ def test_refusals_name_what_and_where(old, new, message):
         n.read_nightly(text, "perf/demo/test_demo_8b_w8a8_1p_in3k5_out1k5_bs4.py", "Demo-8B")
 
 
-def test_the_name_gives_the_target_and_the_cards():
-    # The name's TPOT target and card count are the profile's; the test's threshold is recorded beside them.
+def test_the_threshold_else_the_name_gives_the_target_and_the_name_the_cards():
+    # The TPOT the test asserts is the profile's target (the name's may be stale); the name counts the cards.
     text = MIXED.replace("tpot = 20", "tpot = 18.5")
     test = n.parse_test(text, "perf/demo/test_demo_8b_w8a8_2p_in3k5_out1k5_20ms.py")
     section = n.section_of(test, "Demo-8B", test.name)
-    assert section.meta["TPOT"] == "20ms" and section.meta["Cards"] == "2"
+    assert section.meta["TPOT"] == "18.5ms" and section.meta["Cards"] == "2"
     assert n.thresholds_of(test)["tpot_ms"] == 18.5
+    untimed = n.parse_test(MIXED.replace("    tpot = 20\n", ""), test.name)
+    assert n.section_of(untimed, "Demo-8B", test.name).meta["TPOT"] == "20ms"
     # An A2 card is one device, whatever the name counts.
     a2 = n.parse_test(text, "perf/demo/test_demo_8b_w8a8_2p_in3k5_out1k5_20ms_a2.py")
     assert n.section_of(a2, "Demo-8B", a2.name).meta["Cards"] == "2"
     assert n.section_of(a2, "Demo-8B", a2.name).meta["Hardware"] == "Atlas 800I A2"
+
+
+def test_a_harness_constant_takes_the_recorded_value_only():
+    text = MIXED.replace('"--device",\n    "npu",', '"--device",\n    DEVICE,').replace(
+        "    PerfOneServerTestCaseBase,\n", "    PerfOneServerTestCaseBase,\n    DEVICE,\n")
+    name = "perf/demo/test_demo_8b_w8a8_1p_in3k5_out1k5_20ms.py"
+    with pytest.raises(ImportRefusal, match="'DEVICE' is not a literal the file binds"):
+        n.parse_test(text, name)
+    assert "--device npu" in n.read_nightly(text, name, "Demo-8B", {"DEVICE": "npu"}).sections[0].deploy.text
+    with pytest.raises(ImportRefusal, match="recorded value of DEVICE is not a string or a number"):
+        n.parse_test(text, name, {"DEVICE": ["npu"]})
 
 
 def test_the_file_is_never_run():
