@@ -100,9 +100,13 @@ def releases(p: Profile) -> str:
 
 
 def source(p: Profile) -> str:
-    """Where the profile comes from: the January documents (their number), or the page, commit and section anchor of
-    the current pages (a Markdown link; rst() turns it into an RST one)."""
+    """Where the profile comes from: the January documents (their number), the page, commit and section anchor of
+    the current pages, or a nightly test's file and commit (a Markdown link; rst() turns it into an RST one)."""
     src = p.source
+    if src.get("kind") == "nightly":
+        # A nightly test of SGLang (scripts/import_nightly.py): the test file at the commit read.
+        url = f"https://github.com/{src['repository']}/blob/{src['commit']}/{src['path']}"
+        return f"[nightly {src['path'].rsplit('/', 1)[-1]}]({url})"
     if p.generation == FIRST_GENERATION:
         return f"{p.generation} document {src.get('document')}"
     url = f"https://github.com/{src['repository']}/blob/{src['commit']}/{src['path']}#{src['anchor']}"

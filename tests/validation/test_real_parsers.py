@@ -162,6 +162,8 @@ def _topology_fleet(router_release: str):
 # The release the current pages' commands are written for (their profiles target it, or the first later release
 # that takes their flags).
 PAGES_RELEASE = yaml.safe_load((parsers.ROOT / "tests" / "golden" / "upstream_pages.yml").read_text())["release"]
+# The release the profiles of SGLang's nightly tests are checked against (scripts/import_nightly.py), likewise.
+NIGHTLY_RELEASE = yaml.safe_load((parsers.ROOT / "tests" / "golden" / "upstream_nightly.yml").read_text())["release"]
 
 
 @pytest.mark.parametrize("pid", PROFILES)
@@ -175,6 +177,9 @@ def test_target_release_is_the_oldest_that_accepts_the_profile(pid: str) -> None
     elif profile.retired:
         # A configuration the pages changed or dropped keeps the release its page named when it was read.
         assert plan.releases["sglang"] in supported, "a retired profile targets a release that accepts it"
+    elif profile.source.get("kind") == "nightly":
+        assert plan.releases["sglang"] == next(r for r in supported if table.at_least(r, NIGHTLY_RELEASE)), (
+            "a profile of a nightly test targets the record's release, or the first later one that accepts it")
     else:
         assert plan.releases["sglang"] == next(r for r in supported if table.at_least(r, PAGES_RELEASE)), (
             "a profile of the current pages targets their release, or the first later one that accepts it")
