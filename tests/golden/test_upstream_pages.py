@@ -106,13 +106,15 @@ def test_every_retired_profile_is_marked_and_selectable() -> None:
     shipped = {pid for p in RECORD["pages"] for pid in (p.get("imported") or {}).values()}
     for pid, entry in (RECORD.get("retired") or {}).items():
         profile = load_profile(pid)
-        assert profile.retired == {k: v for k, v in entry.items()}, pid
+        assert profile.retired == dict(entry), pid
         assert pid not in shipped
         assert entry.get("superseded_by") in (None, *shipped)
     for pid in _import_profile.collection_profiles():
         if "_at_" in pid:
             profile = load_profile(pid)
-            assert profile.retired["superseded_by"] == pid.rsplit("_at_", 1)[0] in shipped, pid
+            current = pid.rsplit("_at_", 1)[0]
+            assert profile.retired["superseded_by"] == current, pid
+            assert current in shipped, pid
             assert profile.source["commit"].startswith(pid.rsplit("_at_", 1)[1]), pid
 
 
