@@ -79,9 +79,12 @@ def test_scenarios_share_no_container_and_no_network():
 
 
 def test_the_lanes_run_every_scenario_once():
+    """Both lane layouts (the ci depth's and the others') run every scenario once."""
     script = (ROOT / "scripts" / "molecule.sh").read_text()
-    lanes = re.findall(r"^  run_lane ([\w ]+?)(?: &)?$", script, re.M)
-    assert sorted(" ".join(lanes).split()) == [p.name for p in SCENARIOS], lanes
+    layouts = re.findall(r"^    run_lane ([\w ]+?) &\n.*?^    run_lane ([\w ]+?)$", script, re.M | re.S)
+    assert len(layouts) == 2, layouts
+    for lanes in layouts:
+        assert sorted(" ".join(lanes).split()) == [p.name for p in SCENARIOS], lanes
 
 
 def test_the_images_are_built_from_the_scripts_containerfiles():

@@ -180,29 +180,9 @@ def _environ_get(node: ast.AST) -> str | None:
 def parse_test(text: str, name: str, constants: Mapping[str, Any] | None = None) -> NightlyTest:
     """The configuration of one test file (``name``: its path, for messages and the shape hints of its name;
     ``constants``: recorded values of harness constants the file imports, name -> string or number)."""
-    for key, value in (constants or {}).items():
-        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-            raise ImportRefusal(f"{name}: the recorded value of {key} is not a string or a number")
-    if len(text) > MAX_CHARACTERS:
-        raise ImportRefusal(f"{name}: {len(text)} characters, more than the {MAX_CHARACTERS} a test file may have")
-    try:
-        tree = ast.parse(text, filename=name)
-    except SyntaxError as exc:
-        raise ImportRefusal(f"{name} line {exc.lineno}: not Python the importer can parse ({exc.msg})") from None
-    count = sum(1 for _node in ast.walk(tree))
-    if count > MAX_NODES:
-        raise ImportRefusal(f"{name}: {count} syntax nodes, more than the {MAX_NODES} a test file may have")
+    tree = _syntax_tree(text, name, constants)
     reader = _Reader(tree, name, constants)
-    classes = [c for c in tree.body if isinstance(c, ast.ClassDef)
-               and any(_base_name(b).endswith("TestCaseBase") for b in c.bases)]
-    if len(classes) != 1:
-        raise ImportRefusal(f"{name}: {len(classes)} test classes derived from a performance TestCaseBase; the "
-                            "importer reads files of exactly one")
-    cls = classes[0]
-    attrs: dict[str, ast.AST] = {}
-    for stmt in cls.body:
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-            attrs[stmt.targets[0].id] = stmt.value
+    cls, attrs = _test_class(tree, name)
 
     def attr(key: str, default: Any = None) -> Any:
         return reader.value(attrs[key], f"{cls.name}.{key}") if key in attrs else default
@@ -253,6 +233,37 @@ def parse_test(text: str, name: str, constants: Mapping[str, Any] | None = None)
     return NightlyTest(name=name, test_class=cls.name, shape=shape, model_path=str(model), roles=roles,
                        router_args=list(router_args), router_env=router_env, bench=bench, thresholds=thresholds,
                        accuracy=bool(_ACCURACY.search(base)))
+
+
+def _syntax_tree(text: str, name: str, constants: Mapping[str, Any] | None) -> ast.Module:
+    """The file's syntax tree, within the bounds on size and node count (the file is untrusted input)."""
+    for key, value in (constants or {}).items():
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            raise ImportRefusal(f"{name}: the recorded value of {key} is not a string or a number")
+    if len(text) > MAX_CHARACTERS:
+        raise ImportRefusal(f"{name}: {len(text)} characters, more than the {MAX_CHARACTERS} a test file may have")
+    try:
+        tree = ast.parse(text, filename=name)
+    except SyntaxError as exc:
+        raise ImportRefusal(f"{name} line {exc.lineno}: not Python the importer can parse ({exc.msg})") from None
+    count = sum(1 for _node in ast.walk(tree))
+    if count > MAX_NODES:
+        raise ImportRefusal(f"{name}: {count} syntax nodes, more than the {MAX_NODES} a test file may have")
+    return tree
+
+
+def _test_class(tree: ast.Module, name: str) -> tuple[ast.ClassDef, dict[str, ast.AST]]:
+    """The file's one performance test class and its attributes' value nodes, by name."""
+    classes = [c for c in tree.body if isinstance(c, ast.ClassDef)
+               and any(_base_name(b).endswith("TestCaseBase") for b in c.bases)]
+    if len(classes) != 1:
+        raise ImportRefusal(f"{name}: {len(classes)} test classes derived from a performance TestCaseBase; the "
+                            "importer reads files of exactly one")
+    attrs: dict[str, ast.AST] = {}
+    for stmt in classes[0].body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            attrs[stmt.targets[0].id] = stmt.value
+    return classes[0], attrs
 
 
 def _base_name(node: ast.AST) -> str:
