@@ -77,11 +77,11 @@ class Layout:
     others: tuple[str, ...] = ()
 
 
-def ssh_piece() -> tuple[str, ...]:
-    """The connection piece Molecule's prepare wrote for the scenario's hosts (extensions/molecule/shared/prepare.yml:
-    address, account, key, known_hosts), as the scenario's own commands add it: the scenario's inventory names no
-    connection, its hosts are reached over ssh as an operator's are. scripts/molecule.sh gives the run's directory."""
-    piece = Path(os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY", "/nonexistent")) / "ssh" / "inventory"
+def ssh_piece(run_dir: Path) -> tuple[str, ...]:
+    """The connection piece Molecule's prepare wrote into a run's directory (extensions/molecule/shared/prepare.yml:
+    address, account, key, known_hosts), as the scenarios' own commands add it: their inventories name no
+    connection, their hosts are reached over ssh as an operator's are. Nothing where the run has none."""
+    piece = run_dir / "ssh" / "inventory"
     return ("-i", str(piece)) if piece.is_dir() else ()
 
 
@@ -90,7 +90,8 @@ PD32 = Layout(SCENARIO / "inventory", ROOT / "playbooks" / "deepseek_r1_pd32.yml
               ["sglang_overrides"],
               tuple(p["name"] for p in yaml.safe_load((SCENARIO / "molecule.yml").read_text(encoding="utf-8"))
                     ["platforms"]),
-              ssh_piece(), ("sgm-router-0",))
+              # scripts/molecule.sh gives the run's directory.
+              ssh_piece(Path(os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY", "/nonexistent"))), ("sgm-router-0",))
 
 
 @dataclass
@@ -303,7 +304,7 @@ def fleet_up(size: int, tmp: Path, timeout: float) -> Layout:
     if rc != 0:
         raise SystemExit(f"preparing the {size}-host fleet failed ({rc}):\n{out[-4000:]}")
     return Layout(inventory, ROOT / "playbooks" / f"{FLEET_PROFILE}.yml", ("mixed",), {}, tuple(mixed + [router]),
-                  ("-i", str(run_dir / "ssh" / "inventory")), (router,))
+                  ssh_piece(run_dir), (router,))
 
 
 def fleet_down(size: int) -> None:
