@@ -1,8 +1,8 @@
 # Copyright: ascend.sglang contributors
 # Apache License 2.0
-"""Filters of the operations playbooks (deploy, status, doctor, stop, restart): the plan's instances and routers,
-the instances with a restart pending, the services' start records and watchdog lines, a rollout's failures, a
-host's settings and the files stop.yml purges.
+"""Filters of the operations playbooks (deploy, status, doctor, stop): the plan's instances and routers, the
+services' start records and watchdog lines, a rollout's failures, a host's settings and the files stop.yml purges.
+The day-two operations' schedules (restart, upgrade, retire, stage) are in sglang_schedules.py.
 The logic is in plugins/plugin_utils/rollout/_instances.py and _status.py (pure, unit-tested)."""
 
 from __future__ import annotations
@@ -34,24 +34,10 @@ def sglang_instances(plan):
     return instances(_typed(plan))
 
 
-def sglang_pending_instances(plan, status_by_host):
-    """Keys of the instances with a restart pending on a rank (host -> its sglang_service_status result)."""
-    from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._instances import pending_instances
-    return pending_instances(_typed(plan), status_by_host)
 
 
-def sglang_restart_batches(selected, size):
-    """The batches of a rolling restart: at most ``size`` instances at once (sglang_plan.settings.sglang_restart_batch,
-    the count the plan resolved), never two roles in one batch."""
-    from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._instances import restart_batches
-    return restart_batches(selected or [], _count(size, "sglang_restart_batch"))
 
 
-def _count(value, name):
-    """A count the plan resolved (a positive int): anything else is a caller that skipped the plan."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise AnsibleFilterError(f"{name}: the count of instances sglang_plan.settings holds, got {value!r}")
-    return value
 
 
 def sglang_failed_items(result):
@@ -100,47 +86,10 @@ def sglang_purge_files(plan, host, settings=None):
     return purge_paths(host_plan, settings)
 
 
-def sglang_retire_set(plan, selectors, force=False, record=None):
-    """The server instances retire.yml takes out (rows of sglang_instances, rollout order): those sglang_retire
-    names by key or by host; an error says what is wrong (an unknown name, every instance of a role, a --mini-lb
-    router), naming the variable."""
-    from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._retire import retire_set
-    try:
-        return retire_set(_typed(plan), selectors, bool(force), record if isinstance(record, dict) else None)
-    except ValueError as exc:
-        raise AnsibleFilterError(str(exc)) from None
 
 
-def sglang_retired_files(services, plan, record=None):
-    """The files of the services retire.yml takes off their hosts ({name, inventory_host} each), as {host, path}
-    with each host's settings from the plan (a host the plan no longer has: from the controller's record):
-    never a host's own files, which its other services use."""
-    from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import HostPlan
-    from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._host_files import retired_paths
-    typed = _typed(plan)
-    recorded = (record or {}).get("hosts") or {} if isinstance(record, dict) else {}
-    out = []
-    for svc in services or ():
-        host = str(svc["inventory_host"])
-        if host in typed.hosts:
-            settings = typed.hosts[host].settings
-        else:
-            settings = (recorded.get(host) or {}).get("settings") or HostPlan.empty().settings
-        out += [{"host": host, "path": path} for path in retired_paths([str(svc["name"])], settings)]
-    return out
 
 
-def sglang_upgrade_waves(plan, decisions):
-    """The waves of an upgrade (plugin_utils/rollout/_upgrade.py): the instances the fleet's restart decision
-    restarts (decisions: the sglang_rollout filter's host -> decision), canaries first, then the others at most
-    the plan's sglang_restart_batch (a count of instances) at a time, the roles in step."""
-    from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._instances import instances
-    from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._upgrade import due_keys, upgrade_waves
-    typed = _typed(plan)
-    rows = instances(typed)
-    due = due_keys(rows, decisions or {})
-    return upgrade_waves([row for row in rows if row["key"] in due],
-                         _count(typed.settings.get("sglang_restart_batch"), "sglang_restart_batch"))
 
 
 def sglang_upgrade_rollback(waves, failed):
@@ -152,26 +101,8 @@ def sglang_upgrade_rollback(waves, failed):
         raise AnsibleFilterError(str(exc)) from None
 
 
-def sglang_upgrade_not_ready(plan, status_by_host):
-    """Why the deployment is not where an upgrade may start (host -> its sglang_service_status result), one line
-    per rank that does not run, runs other files than its own or is not healthy; empty when it may start."""
-    from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._instances import instances
-    from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._upgrade import not_ready
-    return not_ready(instances(_typed(plan)), status_by_host or {})
 
 
-def sglang_generation_files(plan, host, names=None):
-    """The services of this host whose files an upgrade keeps as their previous generation, {name, files} each
-    (the module ascend.sglang.sglang_generation takes them): the host's server services, or those of ``names``."""
-    from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import HostPlan
-    from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._host_files import (
-        generation_paths, sources_cann_env,
-    )
-    host_plan = _typed(plan, host).hosts.get(str(host)) or HostPlan.empty()
-    wanted = None if names is None else {str(n) for n in names}
-    return [{"name": str(svc.name), "files": generation_paths(str(svc.name), host_plan.settings, sources_cann_env(svc))}
-            for svc in host_plan.services
-            if svc.role != "router" and (wanted is None or str(svc.name) in wanted)]
 
 
 def sglang_runtime(plan, host):
@@ -216,9 +147,13 @@ def sglang_day_two(plan, record):
     """What the plan changes of the recorded deployment, as plan.yml shows it: lines (adds, no longer planned,
     upgrade and its waves of the plan's sglang_restart_batch)."""
     from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._fleet_record import day_two, day_two_lines
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._schedules import batch_size
     typed = _typed(plan)
-    return day_two_lines(day_two(typed, record if isinstance(record, dict) else None,
-                                 _count(typed.settings.get("sglang_restart_batch"), "sglang_restart_batch")))
+    try:
+        size = batch_size(typed)
+    except ValueError as exc:
+        raise AnsibleFilterError(str(exc)) from None
+    return day_two_lines(day_two(typed, record if isinstance(record, dict) else None, size))
 
 
 def sglang_routers(plan):
@@ -254,15 +189,10 @@ class FilterModule:
     def filters(self):
         return {"sglang_failed_items": sglang_failed_items, "sglang_instances": sglang_instances,
                 "sglang_host_settings": sglang_host_settings, "sglang_host_plan": sglang_host_plan,
-                "sglang_pending_instances": sglang_pending_instances,
-                "sglang_purge_files": sglang_purge_files, "sglang_restart_batches": sglang_restart_batches,
-                "sglang_retire_set": sglang_retire_set, "sglang_retired_files": sglang_retired_files,
+                "sglang_purge_files": sglang_purge_files,
                 "sglang_rollout_failures": sglang_rollout_failures, "sglang_routers": sglang_routers,
                 "sglang_start_records": sglang_start_records, "sglang_watchdog_lines": sglang_watchdog_lines,
-                "sglang_without_env": sglang_without_env, "sglang_upgrade_waves": sglang_upgrade_waves,
-                "sglang_upgrade_rollback": sglang_upgrade_rollback,
-                "sglang_upgrade_not_ready": sglang_upgrade_not_ready,
-                "sglang_generation_files": sglang_generation_files, "sglang_runtime": sglang_runtime,
-                "sglang_runtime_change": sglang_runtime_change, "sglang_fleet_record": sglang_fleet_record,
-                "sglang_day_two": sglang_day_two,
+                "sglang_without_env": sglang_without_env, "sglang_upgrade_rollback": sglang_upgrade_rollback,
+                "sglang_runtime": sglang_runtime, "sglang_runtime_change": sglang_runtime_change,
+                "sglang_fleet_record": sglang_fleet_record, "sglang_day_two": sglang_day_two,
                 "sglang_record_path": sglang_record_path}

@@ -31,8 +31,9 @@ def tasks(node: Any) -> Iterator[dict[str, Any]]:
 
 
 FILTER = "ascend.sglang.sglang_without_env"
-# Filters whose services carry no environment by construction: sglang_generation_files gives {name, files} only.
-FILTERS = (FILTER, "ascend.sglang.sglang_generation_files")
+# What carries no environment by construction: the generation of a host in upgrade.yml's schedule
+# (ascend.sglang.sglang_upgrade_schedule) is {name, files} only.
+FILTERS = (FILTER, ".generation")
 
 
 def stripped_vars(path: Path, task_vars: Any = None) -> set[str]:

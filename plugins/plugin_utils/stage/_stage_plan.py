@@ -227,7 +227,7 @@ def round_view(stage: Mapping[str, Any], index: int, host: str, addresses: Mappi
             if sender == SOURCE:
                 source = stage["sources"][path]
             else:
-                source = (f"rsync://{_url_host(addresses.get(sender, sender))}:{ports.get(sender, 8873)}/"
+                source = (f"rsync://{_url_host(addresses.get(sender, sender))}:{ports[sender]}/"
                           f"{module_name(token, paths.index(path))}/")
             pulls.append({"path": path, "source": source, "sender": sender or stage["sources"][path],
                           "files": list(transfer["files"]), "bytes": transfer["bytes"],

@@ -8,7 +8,7 @@ import pytest
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.ascend.sglang.plugins.filter.sglang_operations import sglang_retire_set, sglang_retired_files
+from ansible_collections.ascend.sglang.plugins.filter.sglang_schedules import sglang_retire_schedule
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import typed_plan
 from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._retire import retire_set
 from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._host_files import retired_paths
@@ -45,9 +45,11 @@ def test_by_key_and_by_host_each_instance_whole_once(packed) -> None:
 def test_refused_with_the_reason(packed, selectors, message) -> None:
     with pytest.raises(ValueError, match=message.replace("(", r"\(")):
         retire_set(packed, selectors)
-    # Through the filter: the same words, as Ansible reports a filter's error.
+    # Through retire.yml's schedule: the same words, as Ansible reports a filter's error.
+    data = packed.as_dict()
+    data["settings"] = dict(data["settings"], sglang_retire=selectors)
     with pytest.raises(AnsibleFilterError, match=message.replace("(", r"\(")):
-        sglang_retire_set(packed.as_dict(), selectors)
+        sglang_retire_schedule(data)
 
 
 def test_forced_it_takes_every_instance_of_a_role() -> None:
@@ -72,7 +74,8 @@ def test_the_files_of_a_retired_service_and_never_the_hosts_own(packed) -> None:
                      "/run/sglang/sglang-mixed-i3-r0.service.started",
                      "/run/sglang/sglang-watchdog-sglang-mixed-i3-r0.service.started"]
     assert not [p for p in paths if p.endswith(("cann_env.sh", "90-sglang.conf", ".py"))]
-    # Through the filter: each file with its host, named with that host's settings from the plan.
-    services = retire_set(packed, ["mixed-i3"])[0]["services"]
-    got = sglang_retired_files(services, packed.as_dict())
+    # Through retire.yml's schedule: each file with its host, named with that host's settings from the plan.
+    data = packed.as_dict()
+    data["settings"] = dict(data["settings"], sglang_retire=["mixed-i3"])
+    got = sglang_retire_schedule(data)["files"]
     assert {row["host"] for row in got} == {"mixed0"} and len(got) == len(paths)
