@@ -25,8 +25,8 @@ description:
     file in its directory, which gets its mode and owner before any content, then renamed; its directory is
     created C(0755) when missing); a file that did not exist then is removed.
   - Used by the playbook C(ascend.sglang.upgrade) - it keeps the files every server runs before it writes new
-    ones, and puts them back on the instances of a wave that failed:
-    the C(generation) of each host in the schedule of P(ascend.sglang.sglang_upgrade_schedule#filter) is O(services).
+    ones, and puts them back on the instances of a wave that failed; O(services) is
+    the C(generation) of each host in the schedule of P(ascend.sglang.sglang_upgrade_schedule#filter).
 version_added: 0.5.0
 options:
   dir:
