@@ -1,6 +1,7 @@
 """Roles' defaults/main.yml, the options of their meta/argument_specs.yml and their README.md, generated from the
 settings table (plugins/plugin_utils/plan/_settings.py) and, for the READMEs, the hand-written parts of the argument specs
-and the flow and example of each role below.
+and the flow and example of each role below; and the typed record of the plan's settings
+(plugins/plugin_utils/plan/_settings_record.py).
 
   .venv/bin/python scripts/settings.py write    # rewrite the generated files
   .venv/bin/python scripts/settings.py check    # exit 1 when a generated file differs from the table
@@ -179,8 +180,58 @@ def readme_text(role: str) -> str:
     return "".join(out)
 
 
+# The Python type of a row's value by its argument_specs type (a row the plan resolves says its own: ``resolved``).
+_PYTHON_TYPES = {"str": "str", "path": "str", "int": "int", "bool": "bool", "float": "float",
+                 "dict": "dict[str, Any]", "list": "list[Any]", "raw": "Any"}
+RECORD = ROOT / "plugins" / "plugin_utils" / "plan" / "_settings_record.py"
+_RECORD_HEAD = '''# Copyright: ascend.sglang contributors
+# Apache License 2.0
+# Generated from the settings table (plugins/plugin_utils/plan/_settings.py) by scripts/settings.py write:
+# edit the table, not this file.
+"""The plan's deployment and run settings as one frozen, typed record: a field per row of the settings table the
+plan holds (``sglang_plan.settings``: checked, defaults filled in, the run settings resolved against the plan by
+plan/_run_settings.py). Controller code reads the attributes (``Plan.typed_settings``), never a name with a default
+of its own. A row without a default is None when unset. Private to the collection; pure, no Ansible import."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Mapping
+
+
+@dataclasses.dataclass(frozen=True)
+class PlanSettings:
+'''
+_RECORD_TAIL = '''
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PlanSettings:
+        """The record of ``sglang_plan.settings`` (a missing row: None)."""
+        return cls(**{field.name: data.get(field.name) for field in dataclasses.fields(cls)})
+'''
+
+
+def record_rows() -> list:
+    """The rows the plan's settings hold: the deployment's and the run's, those with a default or a checker (a row
+    checked by the planner with the profile and without a default is the planner's, not a setting of the plan)."""
+    return [row for row in _settings.TABLE if row.scope in _settings.ONE_VALUE
+            and (row.default is not _settings.NO_DEFAULT or row.check is not None)]
+
+
+def record_text() -> str:
+    """plugins/plugin_utils/plan/_settings_record.py: a field per row of ``record_rows``, typed by the row."""
+    lines = []
+    for row in record_rows():
+        kind = row.resolved or _PYTHON_TYPES[row.type]
+        if row.type == "list" and row.elements in _PYTHON_TYPES:
+            kind = f"list[{_PYTHON_TYPES[row.elements]}]"
+        if row.default is _settings.NO_DEFAULT and kind != "Any" and not row.resolved:  # resolved: always set
+            kind += " | None"
+        lines.append(f"    {row.name}: {kind}")
+    return _RECORD_HEAD + "\n".join(lines) + "\n" + _RECORD_TAIL
+
+
 def expected() -> dict[Path, str]:
-    out = {}
+    out = {RECORD: record_text()}
     for role in _roles():
         out[ROOT / "roles" / role / "defaults" / "main.yml"] = defaults_text(role)
         out[ROOT / "roles" / role / "meta" / "argument_specs.yml"] = argument_specs_text(role)

@@ -140,7 +140,7 @@ def sglang_record_path(plan):
     a module run on localhost may run elsewhere."""
     typed = _typed(plan)
     name = typed.deployment or typed.profile
-    return os.path.abspath(os.path.join(str(typed.settings.get("sglang_state_dir") or "sglang-state"), f"{name}.json"))
+    return os.path.abspath(os.path.join(str(typed.typed_settings.sglang_state_dir), f"{name}.json"))
 
 
 def sglang_day_two(plan, record):

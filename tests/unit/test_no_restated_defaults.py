@@ -8,6 +8,7 @@ value the day the table's changes. Also: stop.yml's purge and the deployment nam
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 from pathlib import Path
 
@@ -236,3 +237,82 @@ def test_the_purge_removes_every_file_the_host_plan_writes_and_what_an_earlier_o
     _unused, plan = make_plan("deepseek_r1_pd32", prefill=1, decode=2, router=1)
     left = sglang_purge_files(plan, "gone", sglang_host_settings(plan, "gone", {"sglang_etc_dir": "/own"}))
     assert "/own/cann_env.sh" in left and not any(p.endswith(".env") for p in left)
+
+
+# ---- Python: no literal default of a setting the table checks ------------------------------------------------
+
+def _setting_named(node: ast.AST, constants: dict[str, str]) -> str | None:
+    """The setting ``node`` reads: ``x.get(NAME ...)`` or ``x[NAME]``, NAME a "sglang_*" string or a module constant
+    holding one."""
+    key = None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" and node.args:
+        key = node.args[0]
+    elif isinstance(node, ast.Subscript):
+        key = node.slice
+    if isinstance(key, ast.Constant) and isinstance(key.value, str):
+        name = key.value
+    elif isinstance(key, ast.Name):
+        name = constants.get(key.id, "")
+    else:
+        return None
+    row = table.BY_NAME.get(name)
+    # A row checked by the planner with the profile and without a default is the planner's to default.
+    return name if row is not None and (row.default is not table.NO_DEFAULT or row.check is not None) else None
+
+
+def _literal(node: ast.AST) -> bool:
+    try:
+        value = ast.literal_eval(node)
+    except ValueError:
+        return False
+    return value not in (None, "", [], {}, (), False)
+
+
+def python_restated(source: str) -> list[tuple[int, str, str]]:
+    """(line, setting, literal) of every ``x.get(setting, literal)`` and ``x.get(setting) or literal`` (or
+    ``x[setting] or literal``) of a setting the table checks or defaults."""
+    tree = ast.parse(source)
+    constants = {t.id: n.value.value for n in tree.body if isinstance(n, ast.Assign)
+                 and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)
+                 for t in n.targets if isinstance(t, ast.Name)}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and len(node.args) == 2 and _literal(node.args[1]):
+            name = _setting_named(node, constants)
+            if name:
+                found.append((node.lineno, name, ast.unparse(node.args[1])))
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and _literal(node.values[-1]):
+            name = next((n for n in (_setting_named(v, constants) for v in node.values[:-1]) if n), None)
+            if name:
+                found.append((node.lineno, name, ast.unparse(node.values[-1])))
+    return found
+
+
+def test_the_python_scan_sees_a_restated_default() -> None:
+    assert python_restated('d.get("sglang_state_dir") or "sglang-state"\n') == [(1, "sglang_state_dir", "'sglang-state'")]
+    assert python_restated('V = "sglang_instances_per_host"\nh.settings.get(V, 1)\n') == [
+        (2, "sglang_instances_per_host", "1")]
+    assert python_restated('s["sglang_stage_port"] or 8873') and not python_restated('d.get("sglang_retire") or []')
+    assert not python_restated('v.get("sglang_container_engine", "podman")')  # the planner's row: its default
+
+
+def test_no_python_under_plugins_restates_a_table_default() -> None:
+    generated = {"_settings.py", "_settings_record.py"}
+    problems = [f"{path.relative_to(ROOT)}:{line}: {name} defaults to {literal} beside the settings table: read the "
+                "plan's value (Plan.typed_settings, a host's settings), which the table filled in"
+                for path in sorted((ROOT / "plugins").rglob("*.py")) if path.name not in generated
+                for line, name, literal in python_restated(path.read_text(encoding="utf-8"))]
+    assert not problems, "\n".join(problems)
+
+
+def test_the_typed_settings_record_holds_every_setting_of_a_plan() -> None:
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import typed_plan
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._settings_record import PlanSettings
+    data = make_plan("qwen3_32b_a3_2c_mixed_3k5_1k5_50ms", mixed=2, router=1)[1]
+    fields = {f.name for f in dataclasses.fields(PlanSettings)}
+    assert set(data["settings"]) <= fields
+    record = typed_plan(data).typed_settings
+    assert record.sglang_restart_batch == 1 and record.sglang_restart_only == ["mixed-i0", "mixed-i1"]
+    assert record.sglang_state_dir == table.BY_NAME["sglang_state_dir"].default
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        record.sglang_restart_batch = 2  # type: ignore[misc]

@@ -131,11 +131,11 @@ def pack(profile: Profile, role: str, spec: RoleSpec, instances: list[Instance],
     for inst in instances:
         count = 1
         if inst.nnodes == 1:
-            count = replicas(profile, role, spec, inst.rank0.name, inst.rank0.settings.get(VARIABLE, 1), overrides,
+            count = replicas(profile, role, spec, inst.rank0.name, inst.rank0.settings[VARIABLE], overrides,
                              errors)
         else:
             for host in inst.hosts:
-                replicas(profile, role, spec, host.name, host.settings.get(VARIABLE, 1), overrides, errors)
+                replicas(profile, role, spec, host.name, host.settings[VARIABLE], overrides, errors)
         for slot in range(count):
             out.append(dataclasses.replace(inst, index=len(out), slot=slot, slots=count))
     return out

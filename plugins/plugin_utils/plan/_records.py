@@ -26,6 +26,7 @@ from ansible_collections.ascend.sglang.plugins.module_utils.checks import _check
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._serialize import plain
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _container
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _watchdog
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._settings_record import PlanSettings
 
 # Version of the plan's dict / JSON form (Plan.plan_version): raised whenever a field changes.
 # 2: Service.python; the benchmark's python, module and flags.
@@ -181,6 +182,12 @@ class Plan:
 
     def as_dict(self) -> dict[str, Any]:
         return {field.name: _plain(getattr(self, field.name)) for field in dataclasses.fields(self)}
+
+    @property
+    def typed_settings(self) -> PlanSettings:
+        """``settings`` as the frozen, typed record generated from the settings table (plan/_settings_record.py):
+        what controller code reads, by attribute."""
+        return PlanSettings.from_dict(self.settings)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Plan:

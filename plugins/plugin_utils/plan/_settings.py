@@ -80,6 +80,10 @@ class Setting:
     # The input of the role templates (roles/sglang_service/templates) the value fills: their own names, which the
     # files carry in their header comments, so that a file on a host stays byte for byte what it was.
     template: str | None = None
+    # The Python type of the plan's value where the plan resolves the operator's value into another form than the
+    # row's ``type`` (plan/_run_settings.py, the planner's sources by directory): the settings record
+    # (plan/_settings_record.py, generated) is typed with it.
+    resolved: str = ""
 
     def spec(self) -> dict[str, Any]:
         """This row as an argument_specs option."""
@@ -356,7 +360,8 @@ TABLE: tuple[Setting, ...] = (
       c.absolute_path, type="path"),
     S("sglang_model_source", DEPLOYMENT, "Where the model directories come from: one source for sglang_model_path, or "
       "a mapping of model directory to source; a source is " + _sources.FORMS + ". Set, deploy.yml stages the "
-      "weights first (playbooks/stage_weights.yml).", _model_source, type="raw"),
+      "weights first (playbooks/stage_weights.yml).", _model_source, type="raw",
+      resolved="dict[str, str]"),
     S("sglang_model_owner", DEPLOYMENT, "Owner (user or user:group) of the model directories and files the weights "
       "staging creates (default: the user Ansible becomes).", _owner),
     S("sglang_model_mode", DEPLOYMENT, "Mode of the model directories the weights staging creates (their files get "
@@ -599,13 +604,15 @@ TABLE: tuple[Setting, ...] = (
     S("sglang_stop_purge", RUN, "stop.yml also removes the files of the deployment.", c.boolean, False, "bool"),
     S("sglang_stop_retries", RUN, "Checks (one per second) that a stopped service is gone.", _int(1, 3600), 45, "int"),
     S("sglang_stop_port_timeout", RUN, "Seconds a stopped service's ports may take to close.", _int(1, 3600), 30, "int"),
-    S("sglang_restart_only", RUN, "Instance keys restart.yml restarts (a list, or comma-separated).", _restart_only, type="raw"),
+    S("sglang_restart_only", RUN, "Instance keys restart.yml restarts (a list, or comma-separated).", _restart_only,
+      type="raw", resolved="list[str] | str"),
     S("sglang_restart_batch", RUN, "Instances restart.yml may take out of service at once (maxUnavailable): a "
-      "count, or a percentage of the server instances (25%).", _restart_batch, 1, "raw"),
+      "count, or a percentage of the server instances (25%).", _restart_batch, 1, "raw", resolved="int"),
     S("sglang_restart_router_timeout", RUN, "Seconds the router may take to drop or list an instance.",
       _int(1, 86400), 300, "int"),
     S("sglang_retire", RUN, "Instances retire.yml takes out of the deployment: instance keys (mixed-i3) or inventory "
-      "hosts (every instance with a rank on one), a list or comma-separated.", _retire, type="raw"),
+      "hosts (every instance with a rank on one), a list or comma-separated.", _retire, type="raw",
+      resolved="list[str]"),
     S("sglang_retire_force", RUN, "retire.yml may retire every instance of a role, or instances behind a --mini-lb "
       "router (no worker API: it keeps sending them requests until a deploy restarts it).", c.boolean, False, "bool"),
     S("sglang_retire_drain_timeout", RUN, "Seconds retire.yml waits, once an instance is out of the routers, for its "

@@ -61,9 +61,10 @@ class Schedule:
 
 
 def batch_size(plan: Plan) -> int:
-    """The plan's sglang_restart_batch: the count of instances the planner resolved (plan/_run_settings.py).
-    Anything else is a plan made by other code than the planner: ValueError, naming the variable."""
-    value = plan.settings.get("sglang_restart_batch")
+    """The plan's sglang_restart_batch: the count of instances the planner resolved (plan/_run_settings.py), the one
+    place controller code reads it. Anything else is a plan made by other code than the planner: ValueError,
+    naming the variable."""
+    value = plan.typed_settings.sglang_restart_batch
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"sglang_restart_batch: the count of instances sglang_plan.settings holds, got {value!r}")
     return value
@@ -97,9 +98,9 @@ def restart_schedule(plan: Plan, status_by_host: Mapping[str, Any] | None = None
     resolved here from the hosts' sglang_service_status results), in batches of the plan's sglang_restart_batch.
     extra: ``pending`` (whether sglang_restart_only is pending), ``only`` (the keys restarted),
     ``single_roles`` (roles restarted with a single instance), ``whole_role_batches``."""
-    only_setting = plan.settings.get("sglang_restart_only")
+    only_setting = plan.typed_settings.sglang_restart_only
     pending = only_setting == PENDING
-    only = pending_instances(plan, status_by_host or {}) if pending else [str(k) for k in only_setting or []]
+    only = pending_instances(plan, status_by_host or {}) if pending else [str(k) for k in only_setting]
     selected = [row for row in _rows(plan) if row["key"] in only]
     batches = restart_batches(selected, batch_size(plan))
     every = _routers(plan)
@@ -148,7 +149,8 @@ def retire_schedule(plan: Plan, record: Mapping[str, Any] | None = None) -> Sche
     plan no longer has first), the settings of each host a retired rank runs on. ValueError saying what is refused.
     extra: ``services`` (every retired rank), ``files`` ({host, path} of each file removed),
     ``keys``."""
-    chosen = retire_set(plan, plan.settings.get("sglang_retire") or [], bool(plan.settings.get("sglang_retire_force")),
+    settings = plan.typed_settings
+    chosen = retire_set(plan, settings.sglang_retire, settings.sglang_retire_force,
                         record if isinstance(record, Mapping) else None)
     chosen = [dict(inst, services=without_env(inst["services"]), rank0=without_env([inst["rank0"]])[0])
               for inst in chosen]

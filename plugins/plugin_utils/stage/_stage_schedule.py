@@ -19,13 +19,8 @@ from typing import Any, Mapping, Sequence
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import Plan
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._settings import host_values
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._settings_record import PlanSettings
 from ansible_collections.ascend.sglang.plugins.plugin_utils.stage._stage_plan import plan_lines, plan_stage, round_view
-
-# The run settings a stage reads (the plan's, as the settings table checked them).
-RUN_OPTIONS = ("sglang_stage_parallel", "sglang_stage_fanout", "sglang_stage_tree", "sglang_stage_verify",
-               "sglang_stage_bwlimit", "sglang_stage_timeout", "sglang_stage_progress_interval",
-               "sglang_model_owner", "sglang_model_mode")
-
 
 @dataclasses.dataclass(frozen=True)
 class StageHost:
@@ -39,7 +34,7 @@ class StageHost:
 class StageInputs:
     sources: Mapping[str, str]  # model directory -> source, every one sglang_model_source names
     hosts: Mapping[str, StageHost]
-    options: Mapping[str, Any]  # RUN_OPTIONS by name
+    options: Mapping[str, Any]  # the run's stage settings by name (``_options``)
 
     def as_dict(self) -> dict[str, Any]:
         return {"sources": dict(self.sources), "options": dict(self.options),
@@ -52,10 +47,20 @@ def _model_dirs(host_plan: Any) -> list[str]:
                    if mp.get("kind") == "dir" and mp.get("path")})
 
 
+def _options(settings: PlanSettings) -> dict[str, Any]:
+    """The run settings a stage reads (the plan's, as the settings table checked them), by name."""
+    return {"sglang_stage_parallel": settings.sglang_stage_parallel,
+            "sglang_stage_fanout": settings.sglang_stage_fanout, "sglang_stage_tree": settings.sglang_stage_tree,
+            "sglang_stage_verify": settings.sglang_stage_verify, "sglang_stage_bwlimit": settings.sglang_stage_bwlimit,
+            "sglang_stage_timeout": settings.sglang_stage_timeout,
+            "sglang_stage_progress_interval": settings.sglang_stage_progress_interval,
+            "sglang_model_owner": settings.sglang_model_owner, "sglang_model_mode": settings.sglang_model_mode}
+
+
 def stage_inputs(plan: Plan, hosts: Sequence[str]) -> StageInputs:
     """The stage's inputs for these (server) hosts: a host the plan has no entry for stages nothing and has the
     settings table's defaults."""
-    sources = dict(plan.settings["sglang_model_source"])  # {model directory: source}, as the planner resolved it
+    sources = dict(plan.typed_settings.sglang_model_source)  # {model directory: source}, as the planner resolved it
     out: dict[str, StageHost] = {}
     for name in dict.fromkeys(str(h) for h in hosts):
         host_plan = plan.hosts.get(name)
@@ -64,7 +69,7 @@ def stage_inputs(plan: Plan, hosts: Sequence[str]) -> StageInputs:
                        if p in sources)
         address = next((str(s.host) for s in host_plan.services), name) if host_plan else name
         out[name] = StageHost(models, address, int(settings["sglang_stage_port"]), str(settings["sglang_stage_rsync"]))
-    return StageInputs(sources, out, {name: plan.settings.get(name) for name in RUN_OPTIONS})
+    return StageInputs(sources, out, _options(plan.typed_settings))
 
 
 def stage_schedule(inputs: Mapping[str, Any], observed: Mapping[str, Mapping[str, Any]], token: str
