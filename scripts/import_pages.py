@@ -5,14 +5,18 @@ directory holding each under its base name).
   SGLANG_UPSTREAM_PAGES=DIR .venv/bin/python scripts/import_pages.py write   # (re)write profiles/<id>.yml
   SGLANG_UPSTREAM_PAGES=DIR .venv/bin/python scripts/import_pages.py check   # exit 1 if a shipped one differs
   .venv/bin/python scripts/import_pages.py behind NEWER                       # which shipped profiles are behind
+  .venv/bin/python scripts/import_pages.py behind NEWER --record              # ... and record what it found
 
 ``behind NEWER`` reads a folder of pages (each under its base name, as found upstream; a MANIFEST.yml there, with
 ``file``, ``path`` and ``commit`` per page, names where and at which commit) and prints, page by page and section
 by section, which shipped profiles are behind and how (flags and environment per role, benchmark, dataset,
 release), which sections are new (the id the importer gives them) or refused (why), and which shipped profiles
-no section of the page holds any more. It writes nothing: record what it found in tests/golden/upstream_pages.yml
-(the page's new path, commit and characters, ``kept`` for the sections whose title changed, the new sections'
-ids, the refusals, ``retired`` for the sections gone) and run ``write``.
+no section of the page holds any more.  With ``--record`` it also writes what it found into
+tests/golden/upstream_pages.yml: each changed page's new path (``follows`` its old one), commit and characters,
+``kept`` for the sections whose title changed, the new sections' ids, the refusals, a new page appended, and
+``retired`` for the profiles of sections gone; the deviations, ``ids``, comments and everything else written by
+hand stay as they are.  So ``behind NEWER --record`` then ``SGLANG_UPSTREAM_PAGES=NEWER ... write`` is the whole
+update (read the printed differences first: a deviation a page fixed is reported, not removed).
 
 The record also holds the deviations of the pages' sections (what a page gets wrong and what is rendered instead,
 with the reason): a section that needs one cannot import before it has a profile to carry it, so the record is
@@ -37,6 +41,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any, Mapping
@@ -200,65 +205,250 @@ def _manifest(newer: Path) -> dict[str, dict[str, Any]]:
     return {str(f.get("file")): dict(f) for f in data.get("files") or [] if isinstance(f, dict)}
 
 
-def behind(newer: Path) -> list[str]:
+@dataclasses.dataclass
+class Found:
+    """One section of a newer page: ``kind`` is current (a shipped profile holds it), new or refused."""
+
+    title: str
+    kind: str
+    pid: str = ""
+    previous: str = ""  # the title the shipped profile was read under, when the page retitled the section
+    diff: list[str] = dataclasses.field(default_factory=list)
+    stale: list[Any] = dataclasses.field(default_factory=list)
+    reason: str = ""
+
+
+@dataclasses.dataclass
+class FoundPage:
+    file: str
+    page: dict[str, Any] | None  # the record's entry (None: a new page)
+    path: str
+    commit: str
+    characters: int
+    status: str  # as recorded, refused, new page, changed
+    refusal: str = ""
+    sections: list[Found] = dataclasses.field(default_factory=list)
+    gone: list[str] = dataclasses.field(default_factory=list)  # shipped ids no section holds any more
+
+
+def without_line(refusal: str) -> str:
+    """A refusal without its '<page> line N (<text>): ' reference, as the record keeps it."""
+    return re.sub(r"^[^:]*?line \d+(?: \([^)]*\))?: ", "", refusal)
+
+
+def findings(newer: Path, record: Mapping[str, Any] | None = None) -> list[FoundPage]:
     """Page by page, section by section: what a folder of newer pages changes in the shipped profiles."""
     from ansible_collections.ascend.sglang.plugins.plugin_utils.importer._import_doc import ImportRefusal, anchor_of
 
+    record = record or RECORD
     collection = _import_profile.collection_profiles(str(ROOT / "profiles"))
     january = {pid for pid, data in collection.items() if not (data.get("source") or {}).get("generation")}
     curations = recorded_curations(_import_profile.curations_by_section(collection))
     manifest = _manifest(newer)
-    by_name = {os.path.basename(p["path"]): p for p in RECORD["pages"]}
-    # A page that moved upstream keeps its base name or is found by the path it used to have (``follows``).
-    lines: list[str] = []
+    by_name = {os.path.basename(p["path"]): p for p in record["pages"]}
+    out: list[FoundPage] = []
     for file in sorted(f.name for f in newer.glob("*.mdx")):
         text = (newer / file).read_text(encoding="utf-8")
         page = by_name.get(file)
         where = manifest.get(file, {})
-        head = f"{file}" + (f" at {str(where['commit'])[:12]}" if where.get("commit") else "")
+        found = FoundPage(file, page, str(where.get("path") or (page or {}).get("path") or file),
+                          str(where.get("commit") or "unknown"), len(text), "changed" if page else "new page")
+        out.append(found)
         if page is not None and len(text) == page["characters"] and where.get("commit") in (None, page["commit"]):
-            lines.append(f"{head}: as recorded ({page['commit'][:12]})")
+            found.status = "as recorded"
             continue
         try:
             doc = read_document(text, file)
         except ImportRefusal as exc:
-            lines.append(f"{head}: refused: {exc}")
+            found.status, found.refusal = "refused", str(exc)
             continue
-        lines.append(f"{head}: " + ("new page" if page is None else f"changed since {page['commit'][:12]}"))
         shipped = dict((page or {}).get("imported") or {})
         anchors = {anchor_of(title): pid for title, pid in shipped.items()}
         anchors.update({anchor_of(prev): shipped[title] for title, prev in ((page or {}).get("kept") or {}).items()
                         if title in shipped})
         seen = set()
-        origin = _import_profile.Origin(
-            generation=RECORD["generation"], repository=RECORD["repository"],
-            path=str(where.get("path") or (page or {}).get("path") or file), commit=str(where.get("commit") or "unknown"),
-            release=RECORD["release"])
+        origin = _import_profile.Origin(generation=record["generation"], repository=record["repository"],
+                                        path=found.path, commit=found.commit, release=record["release"])
         for section in doc.sections:
             try:
                 item = _import_profile.import_section(doc, section, curations, strict=False, origin=origin)
             except ImportRefusal as exc:
-                lines.append(f"  {section.title}: refused: {exc}")
+                found.sections.append(Found(section.title, "refused", reason=without_line(str(exc))))
                 continue
             pid = shipped.get(section.title) or anchors.get(anchor_of(section.title))
             if pid is None:
-                lines.append(f"  {section.title}: new section ({shipped_id(item.id, january)})")
+                found.sections.append(Found(section.title, "new", shipped_id(item.id, january)))
                 continue
             seen.add(pid)
-            diff = changes(item.data, collection.get(pid) or {})
-            lines.append(f"  {section.title}: {pid} " + ("up to date" if not diff else "is behind:"))
-            lines += [f"    {line}" for line in diff]
-            lines += [f"    recorded deviation no longer applies: {d.get('seed')!r}" for d in item.stale]
-        for pid in sorted(set(shipped.values()) - seen):
-            lines.append(f"  {pid}: no section of the page holds it any more (retire it, or record its new title)")
+            before = next(t for t, i in shipped.items() if i == pid)
+            previous = "" if section.title in shipped else str(
+                ((collection.get(pid) or {}).get("source") or {}).get("section") or before)
+            found.sections.append(Found(section.title, "current", pid, previous,
+                                        changes(item.data, collection.get(pid) or {}), item.stale))
+        found.gone = sorted(set(shipped.values()) - seen)
+    return out
+
+
+def behind(newer: Path, found_pages: list[FoundPage] | None = None) -> list[str]:
+    """What ``findings`` found, as the maintainer reads it."""
+    lines: list[str] = []
+    for found in found_pages if found_pages is not None else findings(newer):
+        head = found.file + (f" at {found.commit[:12]}" if found.commit != "unknown" else "")
+        if found.status == "as recorded":
+            lines.append(f"{head}: as recorded ({found.page['commit'][:12]})")
+            continue
+        if found.status == "refused":
+            lines.append(f"{head}: refused: {found.refusal}")
+            continue
+        lines.append(f"{head}: " + ("new page" if found.page is None else
+                                    f"changed since {found.page['commit'][:12]}"))
+        for sec in found.sections:
+            if sec.kind == "refused":
+                lines.append(f"  {sec.title}: refused: {sec.reason}")
+            elif sec.kind == "new":
+                lines.append(f"  {sec.title}: new section ({sec.pid})")
+            else:
+                lines.append(f"  {sec.title}: {sec.pid} " + ("up to date" if not sec.diff else "is behind:"))
+                lines += [f"    {line}" for line in sec.diff]
+                lines += [f"    recorded deviation no longer applies: {d.get('seed')!r}" for d in sec.stale]
+        lines += [f"  {pid}: no section of the page holds it any more (retire it, or record its new title)"
+                  for pid in found.gone]
     return lines
+
+
+# ------------------------------------------------------------------ the record, updated in place (``--record``)
+# The record is edited as text, key by key, so that what a maintainer wrote by hand (comments, deviations, ``ids``,
+# ``follows``) stays as written: only the keys the pages decide are rewritten.
+
+
+def _page_blocks(lines: list[str]) -> dict[str, tuple[int, int]]:
+    """Base name of each recorded page -> its lines [start, end) in the record."""
+    starts = [i for i, line in enumerate(lines) if line.startswith("  - path: ")]
+    top = [i for i, line in enumerate(lines) if re.match(r"^[a-z_]+:", line)]
+    out = {}
+    for n, at in enumerate(starts):
+        end = min([i for i in starts[n + 1:] + top if i > at] or [len(lines)])
+        while end > at and lines[end - 1].startswith("#"):
+            end -= 1  # a comment before the next top-level key is that key's
+        out[os.path.basename(lines[at].split(": ", 1)[1].strip())] = (at, end)
+    return out
+
+
+def _key_span(block: list[str], key: str, indent: int) -> tuple[int, int] | None:
+    """Where ``key`` (at ``indent``) and its value are in ``block``: its line and the more indented ones after."""
+    pad = " " * indent
+    at = next((i for i, line in enumerate(block) if line.startswith(f"{pad}{key}:")
+               or (indent == 4 and line.startswith(f"  - {key}:"))), None)
+    if at is None:
+        return None
+    end = at + 1
+    while end < len(block) and (block[end].startswith(" " * (indent + 2)) or not block[end].strip()):
+        end += 1
+    return at, end
+
+
+def _dumped(key: str, value: Any, indent: int) -> list[str]:
+    text = yaml_text({key: value}, width=116) if value != {} else f"{key}: {{}}\n"
+    return [" " * indent + line for line in text.splitlines()]
+
+
+def _set_key(block: list[str], key: str, value: Any, before: tuple[str, ...] = ()) -> list[str]:
+    """``block`` with ``key`` (a page's key, at indent 4) set to ``value`` (None: removed); a new key goes before the
+    first of ``before`` the block has, else at its end."""
+    span = _key_span(block, key, 4)
+    new = [] if value is None else _dumped(key, value, 4)
+    if span is not None:
+        if block[span[0]].startswith("  - "):
+            new[0] = "  - " + new[0][4:]
+        return block[:span[0]] + new + block[span[1]:]
+    at = next((s[0] for s in (_key_span(block, k, 4) for k in before) if s is not None), len(block))
+    return block[:at] + new + block[at:]
+
+
+def _updated_page(block: list[str], found: FoundPage) -> list[str]:
+    page = found.page or {}
+    if found.path != page.get("path"):
+        block = _set_key(block, "path", found.path)
+        if page.get("path") and not page.get("follows"):
+            block = _set_key(block, "follows", page["path"], ("deviations", "kept", "ids", "imported", "refused"))
+    block = _set_key(block, "commit", found.commit)
+    block = _set_key(block, "characters", found.characters)
+    if found.status == "refused":
+        block = _set_key(block, "refused_page", found.refusal.split(": ", 1)[-1])
+        for key in ("kept", "imported", "refused"):
+            block = _set_key(block, key, None)
+        return block
+    block = _set_key(block, "refused_page", None)
+    kept = dict(page.get("kept") or {})
+    kept.update({sec.title: sec.previous for sec in found.sections if sec.kind == "current" and sec.previous})
+    titles = {sec.title for sec in found.sections}
+    kept = {title: previous for title, previous in kept.items() if title in titles}
+    block = _set_key(block, "kept", kept or None, ("ids", "imported", "refused"))
+    imported = {sec.title: sec.pid for sec in found.sections if sec.kind != "refused"}
+    block = _set_key(block, "imported", imported, ("refused",))
+    return _set_key(block, "refused", {sec.title: sec.reason for sec in found.sections if sec.kind == "refused"})
+
+
+def _retired(found: FoundPage) -> dict[str, dict[str, str]]:
+    """The record's ``retired`` entries of the shipped profiles no section of the page holds any more."""
+    titles = {pid: title for title, pid in ((found.page or {}).get("imported") or {}).items()}
+    refused = {sec.title: sec.reason for sec in found.sections if sec.kind == "refused"}
+    at = f"{found.file} at {found.commit[:12]}"
+    return {pid: {"reason": f"the page's section no longer imports ({at}: {refused[titles[pid]]})"
+                  if titles.get(pid) in refused else f"gone from the page ({at} no longer documents "
+                  f"'{titles.get(pid, pid)}')"} for pid in found.gone}
+
+
+def recorded(found: FoundPage) -> bool:
+    """Whether ``--record`` writes a page: one the record holds that changed, or a new page that imports (a new
+    page refused as a whole, such as the installation guide beside the best practices, is only printed)."""
+    return found.status != "as recorded" and (found.page is not None or found.status != "refused")
+
+
+def record_text(text: str, found_pages: list[FoundPage]) -> str:
+    """The record with what ``findings`` found: each changed page's path, commit and characters, its sections'
+    ids (new sections under the importer's id), the titles a retitled section keeps, its refusals; a new page
+    appended; the profiles of sections gone under ``retired``."""
+    lines = text.splitlines()
+    retired: dict[str, dict[str, str]] = {}
+    appended: list[str] = []
+    for found in filter(recorded, found_pages):
+        if found.page is None:
+            entry = {"path": found.path, "commit": found.commit, "characters": found.characters}
+            appended += _updated_page(["  " + line for line in yaml_text([entry]).splitlines()], found)
+            continue
+        start, end = _page_blocks(lines)[found.file]
+        lines[start:end] = _updated_page(lines[start:end], found)
+        retired.update(_retired(found))
+    top = [i for i, line in enumerate(lines) if re.match(r"^[a-z_]+:", line)]
+    pages_end = next((i for i in top if i > lines.index("pages:")), len(lines))
+    while appended and lines[pages_end - 1].startswith("#"):
+        pages_end -= 1
+    lines[pages_end:pages_end] = appended
+    if retired:
+        span = _key_span(lines, "retired", 0)
+        known = yaml.safe_load("\n".join(lines)).get("retired") or {}
+        add = [line for pid, entry in retired.items() if pid not in known for line in _dumped(pid, entry, 2)]
+        if span is None:
+            gone = next((i for i, line in enumerate(lines) if line.startswith("gone:")), len(lines))
+            lines[gone:gone] = ["retired:"] + add
+        else:
+            lines[span[1]:span[1]] = add
+    return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str]) -> int:
     pages = os.environ.get("SGLANG_UPSTREAM_PAGES")
-    args = [a for a in argv[1:] if not a.startswith("--fragment")]
+    args = [a for a in argv[1:] if not a.startswith("--fragment") and a != "--record"]
     if len(args) == 2 and args[0] == "behind" and Path(args[1]).is_dir():
-        print("\n".join(behind(Path(args[1]))))
+        found = findings(Path(args[1]))
+        print("\n".join(behind(Path(args[1]), found)))
+        if "--record" in argv:
+            path = ROOT / "tests" / "golden" / "upstream_pages.yml"
+            path.write_text(record_text(path.read_text(encoding="utf-8"), found), encoding="utf-8")
+            changed = [f.file for f in found if recorded(f)]
+            print(f"recorded {len(changed)} page(s) in {path.relative_to(ROOT)}: {', '.join(changed) or 'none'}; "
+                  f"now run: SGLANG_UPSTREAM_PAGES={args[1]} {Path(argv[0]).name} write")
         return 0
     fragment = next((a.split("=", 1)[1] for a in argv[1:] if a.startswith("--fragment=")), "upstream-pages")
     if not pages or len(args) != 1 or args[0] not in ("write", "check"):

@@ -99,22 +99,32 @@ def releases(p: Profile) -> str:
             f"**{p.releases.get('sglang_router')}** ({', '.join(r for r in router if r != p.releases.get('sglang_router'))})")
 
 
+def retired(p: Profile) -> str:
+    """What the profile's cell says after its id when it is retired (a configuration the page changed or dropped):
+    still selectable, but not the current configuration, and the id that supersedes it."""
+    if not p.retired:
+        return ""
+    by = p.retired.get("superseded_by")
+    return " **retired**" + (f", superseded by `{by}`" if by else "")
+
+
 def source(p: Profile) -> str:
     """Where the profile comes from: the January documents (their number), the page, commit and section anchor of
-    the current pages, or a nightly test's file and commit (a Markdown link; rst() turns it into an RST one)."""
+    the current pages, or a nightly test's file and commit (a Markdown link; rst() turns it into an RST one); a
+    retired profile's reason after it."""
     src = p.source
     if src.get("kind") == "nightly":
         # A nightly test of SGLang (scripts/import_nightly.py): the test file at the commit read.
         url = f"https://github.com/{src['repository']}/blob/{src['commit']}/{src['path']}"
-        return f"[nightly {src['path'].rsplit('/', 1)[-1]}]({url})"
-    if p.generation == FIRST_GENERATION:
-        return f"{p.generation} document {src.get('document')}"
-    url = f"https://github.com/{src['repository']}/blob/{src['commit']}/{src['path']}#{src['anchor']}"
-    out = f"[{p.generation} {src['path'].rsplit('/', 1)[-1]}]({url})"
+        out = f"[nightly {src['path'].rsplit('/', 1)[-1]}]({url})"
+    elif p.generation == FIRST_GENERATION:
+        out = f"{p.generation} document {src.get('document')}"
+    else:
+        url = f"https://github.com/{src['repository']}/blob/{src['commit']}/{src['path']}#{src['anchor']}"
+        out = f"[{p.generation} {src['path'].rsplit('/', 1)[-1]}]({url})"
     if p.retired:
-        # Still selectable, but no longer what the page documents: say so where an operator picks a profile.
-        by = p.retired.get("superseded_by")
-        out += f"; **retired**: {p.retired['reason']}" + (f" (now `{by}`)" if by else "")
+        # Still selectable, but no longer what its source documents: say why where an operator picks a profile.
+        out += f"; **retired**: {p.retired['reason']}"
     return out
 
 
@@ -150,7 +160,7 @@ def table() -> str:
         ds = p.dataset
         mode = "PD separation" if p.deploy_mode == "pd_separation" else "PD mixed"
         rows.append(
-            f"| `{p.id}` | {p.model} | {p.hardware} | {p.cards} | {mode} | {ds.get('name')} "
+            f"| `{p.id}`{retired(p)} | {p.model} | {p.hardware} | {p.cards} | {mode} | {ds.get('name')} "
             f"({ds.get('input_len')}/{ds.get('output_len')}) | {target(p)} | {published(p)} | "
             f"{p.quantization} | {shape(p)} (`inventories/{inventory_of(p)}`) | {needs_too(p)} | "
             f"{releases(p)} | {source(p)} |")
@@ -190,14 +200,19 @@ def packing_table() -> str:
             how = f"not packed: an instance spans {spec.nnodes} nodes"
         else:
             how = "not packed: an instance uses the whole node"
-        rows.append(f"| `{p.id}` | {p.hardware} | {NODE_DEVICES[p.hardware]} | {per} | {most} | {how} |")
+        rows.append(f"| `{p.id}`{retired(p)} | {p.hardware} | {NODE_DEVICES[p.hardware]} | {per} | {most} | {how} |")
     return "\n".join(rows)
 
 
 def playbook_text(pid: str, p: Profile) -> str:
+    by = (p.retired or {}).get("superseded_by")
+    note = "" if not p.retired else (
+        "# Retired: not the current configuration (docs/docsite/rst/profiles.rst says why)\n"
+        + (f"# Superseded by playbooks/{by}.yml\n" if by else ""))
     return (
         "---\n"
         f"# {p.title}\n"
+        f"{note}"
         f"# Hosts: {shape(p)}; example inventory: inventories/{inventory_of(p)}\n"
         f"#   ansible-playbook -i INVENTORY playbooks/{pid}.yml\n"
         f"- name: Deploy {p.title}\n"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -47,6 +48,8 @@ def import_pages():
     spec = importlib.util.spec_from_file_location("import_pages", Path(__file__).parents[2] / "scripts" /
                                                   "import_pages.py")
     module = importlib.util.module_from_spec(spec)
+    # Registered before it runs: its dataclasses look their module up by name.
+    sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
 

@@ -313,7 +313,11 @@ def test_the_profile_guide_lists_every_profile_with_its_playbook_and_the_readme_
         if target:
             assert f"``{pid}`` (``playbooks/{pid}.yml``) is an alias of ``{target}``." in guide, pid
         else:
-            assert f"   * - ``{pid}``\n" in guide, pid
+            # A retired profile says so after its id, with the one that supersedes it.
+            retired = yaml.safe_load(path.read_text()).get("retired")
+            by = (retired or {}).get("superseded_by")
+            mark = "" if not retired else " **retired**" + (f", superseded by ``{by}``" if by else "")
+            assert f"   * - ``{pid}``{mark}\n" in guide, pid
     assert shutil.which("bash")
 
 

@@ -67,6 +67,11 @@ def catalog_path(kind: str, release: str) -> Path:
     return ROOT / "profiles" / "_flags" / f"{'sglang' if kind == 'server' else 'sglang_router'}-{release}.txt"
 
 
+def bench_catalog_path(release: str) -> Path:
+    """The long options of ``release``'s sglang.bench_serving (bench_parser.py builds its parser)."""
+    return ROOT / "profiles" / "_flags" / f"bench_serving-{release}.txt"
+
+
 def interpreter(kind: str, release: str, directory: Path) -> Path:
     """An executable that runs ``release``'s parser environment as one interpreter, as an operator's virtual
     environment with SGLang installed does (what sglang_import_parser_python names)."""

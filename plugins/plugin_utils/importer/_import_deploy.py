@@ -159,11 +159,17 @@ def discover_layout(script: _Script) -> Layout:
 _CATALOGS: dict[str, frozenset[str]] = {}
 
 
+# The benchmark's catalogs are per SGLang release (the package that ships sglang.bench_serving).
+BENCH = "bench_serving"
+
+
 def known_flags(package: str) -> frozenset[str]:
-    """Every long option some supported release of ``package`` (sglang, sglang_router) accepts."""
+    """Every long option some supported release of ``package`` (sglang, sglang_router, or the benchmark,
+    ``bench_serving``) accepts."""
     if package not in _CATALOGS:
-        table = load_release_tables()[package]
-        _CATALOGS[package] = frozenset().union(*(table.flags(release) for release in table.releases))
+        table = load_release_tables()["sglang" if package == BENCH else package]
+        read = table.bench_flags if package == BENCH else table.flags
+        _CATALOGS[package] = frozenset().union(*(read(release) for release in table.releases))
     return _CATALOGS[package]
 
 
@@ -175,8 +181,9 @@ def check_flag(flag: str, package: str, where: str) -> None:
         return
     close = sorted(f for f in catalog if f.startswith(flag))
     hint = f" (an abbreviation of {', '.join(close[:3])}?)" if close else ""
-    raise ImportRefusal(f"{where}: {flag} is not a flag of any supported {package} release{hint}; record the "
-                        "intended flag as a deviation")
+    what = "an argument of sglang.bench_serving in any supported sglang" if package == BENCH else \
+        f"a flag of any supported {package}"
+    raise ImportRefusal(f"{where}: {flag} is not {what} release{hint}; record the intended flag as a deviation")
 
 
 def scalar(text: str) -> Any:

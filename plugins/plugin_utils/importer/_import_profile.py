@@ -25,7 +25,7 @@ from ansible_collections.ascend.sglang.plugins.module_utils.bench import _bench
 from ansible_collections.ascend.sglang.plugins.plugin_utils.report import _bench_verdict
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._errors import Collector, PlanError
 from ansible_collections.ascend.sglang.plugins.plugin_utils.importer._import_deploy import (
-    Deployment, import_deployment, scalar)
+    BENCH, Deployment, check_flag, import_deployment, scalar)
 from ansible_collections.ascend.sglang.plugins.plugin_utils.importer._import_doc import (
     Document, ImportRefusal, Lines, Section, SummaryRow, anchor_of, as_printed, duration_ms, hardware_of, result_lines)
 from ansible_collections.ascend.sglang.plugins.plugin_utils.importer._import_script import (
@@ -186,6 +186,8 @@ def import_bench(section: Section, curation: Curation, where: str) -> tuple[dict
             raise ImportRefusal(f"{line}: {flag} is given twice in the benchmark command")
         if not flag.startswith("--"):
             raise ImportRefusal(f"{line}: '{flag}' is not a full --flag name; record the intended flag as a deviation")
+        # The benchmark's parser would reject it on the host, after the whole deployment started.
+        check_flag(flag, BENCH, line)
         if flag == "--host":
             # The benchmark runs against the deployment's entry (the router, else the first instance), which
             # the planner computes; "<mixed-rank0>" is the token recorded deviations use for the latter.

@@ -72,6 +72,13 @@ class ReleaseTable:
         with open(path, encoding="utf-8") as handle:
             return frozenset(line.strip() for line in handle if line.startswith("--"))
 
+    def bench_flags(self, release: str) -> frozenset[str]:
+        """The long options ``release``'s sglang.bench_serving accepts (profiles/_flags/bench_serving-<release>.txt,
+        generated from its parser; an SGLang release only)."""
+        path = os.path.join(profiles_dir(), "_flags", f"bench_serving-{release}.txt")
+        with open(path, encoding="utf-8") as handle:
+            return frozenset(line.strip() for line in handle if line.startswith("--"))
+
     def known(self, release: str) -> bool:
         return release in self.releases
 

@@ -551,3 +551,14 @@ def test_the_node_list_of_a_mixed_instance_over_nodes_is_the_mixed_hosts() -> No
         "NODE_IPS=('10.0.3.1' '10.0.3.2')\n")
     assert "'<your node3 ip>'" in substitute_placeholders("NODE_IPS=('<your node3 ip>')\n", lay)
     assert "10.0.1.1" in substitute_placeholders("P_IP=('<your prefill ip1>')\n", lay)
+
+
+@pytest.mark.parametrize("bad, flag, hint", [("--max-attempts 5", "--max-attempts", ""),
+                                             ("--num-prompt 4", "--num-prompt", " (an abbreviation of --num-prompts?)")])
+def test_an_argument_the_benchmark_does_not_take_is_refused_naming_the_line(bad: str, flag: str, hint: str) -> None:
+    """profiles/_flags/bench_serving-<release>.txt (the parser's own list) says what sglang.bench_serving takes."""
+    text = TABLE + MIXED.replace("--random-output-len 1000", f"--random-output-len 1000 {bad}")
+    with pytest.raises(ImportRefusal) as refused:
+        import_document(read_document(text, "000_demo.txt"))
+    assert f"000_demo.txt line {line_of(text, 'bench_serving')}: {flag} is not an argument of sglang.bench_serving " \
+           f"in any supported sglang release{hint}" in str(refused.value), str(refused.value)
