@@ -34,12 +34,6 @@ def sglang_instances(plan):
     return instances(_typed(plan))
 
 
-
-
-
-
-
-
 def sglang_failed_items(result):
     """The instances or services a failed looped task of a rolling restart failed on."""
     from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._instances import failed_items
@@ -86,12 +80,6 @@ def sglang_purge_files(plan, host, settings=None):
     return purge_paths(host_plan, settings)
 
 
-
-
-
-
-
-
 def sglang_upgrade_rollback(waves, failed):
     """What a failed upgrade wave (its number) puts back on the previous files, and what restarts on them."""
     from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._upgrade import rollback
@@ -99,10 +87,6 @@ def sglang_upgrade_rollback(waves, failed):
         return rollback(waves or [], int(failed))
     except ValueError as exc:
         raise AnsibleFilterError(str(exc)) from None
-
-
-
-
 
 
 def sglang_runtime(plan, host):

@@ -31,6 +31,7 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._host_files 
     generation_paths, retired_paths, sources_cann_env,
 )
 
+
 def _plain(value: Any) -> Any:
     """A record's field as plain data (tuples as lists): what a playbook loops over."""
     if isinstance(value, Mapping):

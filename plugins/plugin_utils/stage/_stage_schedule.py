@@ -22,6 +22,7 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._settings impor
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._settings_record import PlanSettings
 from ansible_collections.ascend.sglang.plugins.plugin_utils.stage._stage_plan import plan_lines, plan_stage, round_view
 
+
 @dataclasses.dataclass(frozen=True)
 class StageHost:
     models: tuple[Mapping[str, str], ...]  # {path, source} of each model directory it stages
