@@ -414,6 +414,6 @@ def parse_profile(pid: str, data: Mapping[str, Any], deployment: Mapping[str, An
         published=dict(data.get("published") or {}),
         deviations=list(data.get("deviations") or []) + (
             [dict(d, inherited_from=data["deployment_from"]) for d in deployment.get("deviations") or []
-             if d.get("part") == "deploy"] if data.get("deployment_from") else []),
+             if d.get("part") in ("deploy", "env")] if data.get("deployment_from") else []),
         source=dict(data.get("source") or {}),
     )
