@@ -52,7 +52,8 @@ def _func_name(node: ast.AST) -> str:
 def _call_reads(node: ast.Call) -> list[str]:
     func, first = node.func, _const(node.args[0]) if node.args else None
     name = _func_name(func)
-    if first and isinstance(func, ast.Attribute) and name in READ_METHODS and (_is_environ(func.value) or name == "getenv"):
+    if first and isinstance(func, ast.Attribute) and name in READ_METHODS \
+            and (_is_environ(func.value) or name == "getenv"):
         return [first]
     lowered = name.lower()
     if first and name != "getenv" and ("env" in lowered or lowered.startswith("_lazy_")) and "set" not in lowered:

@@ -451,16 +451,21 @@ def import_section(doc: Document, section: Section, curations: Mapping[str, Cura
                             "quantization")
     data["quantization"] = quantization
     data["published"] = published(section, row, curation, cards, meta.dataset, where)
-    # A name the document sets that no reader of the target release lists is kept as documented, with the
-    # deviation that says so (written from the environment catalog, so a re-import writes the same one); a donor's
-    # roles carry their own.
-    data["deviations"] = [dict(d) for d in curation.deviations if d.get("part") != "env"] + (
-        env_deviations(data["releases"]["sglang"], data) if donor is None else [])
+    data["deviations"] = _deviations(curation, data, donor is not None)
     if donor is not None:
         # Key order of a written profile: deployment_from right after the id.
         data = {"id": pid, "deployment_from": profile_id(section_meta(donor, where), donor.title),
                 **{k: v for k, v in data.items() if k != "id"}}
     return Imported(id=pid, section=section, data=data, deployment_from=data.get("deployment_from"), stale=stale)
+
+
+def _deviations(curation: Curation, data: Mapping[str, Any], reused: bool) -> list[dict[str, Any]]:
+    """The recorded deviations, and one env deviation per name the section sets that no reader of the target
+    release lists: the name is kept as documented (the page's configuration was measured with it) and the
+    deviation says so, written from the environment catalog so that a re-import writes the same one. A section
+    that reuses another's deployment has no roles of its own: its donor carries them."""
+    recorded = [dict(d) for d in curation.deviations if d.get("part") != "env"]
+    return recorded + ([] if reused else env_deviations(data["releases"]["sglang"], data))
 
 
 def _targets(meta) -> dict[str, Any]:
