@@ -6,6 +6,7 @@ Run it after adding a release to _releases.yml (and ./tests/validation/setup_par
 package of every release in the parser cache with ``ast``, not by running it. The other readers of the stack
 (sgl-kernel-npu / deep_ep, torch_npu, CANN, MemFabric, ...) are kept by hand in profiles/_env/readers.yml, each
 name with the source that reads it. test_env_catalog.py checks every shipped profile against both.
+A name the package builds at run time (os.environ[prefix + x]) is not seen: add its reader to readers.yml.
 ``--explain`` rewrites the ``env`` deviations of the shipped profiles from the catalog (as the importer writes
 them): one for each name a profile sets that no reader of its release lists, none for a name that is read.
 """
@@ -52,8 +53,8 @@ def _func_name(node: ast.AST) -> str:
 def _call_reads(node: ast.Call) -> list[str]:
     func, first = node.func, _const(node.args[0]) if node.args else None
     name = _func_name(func)
-    if first and isinstance(func, ast.Attribute) and name in READ_METHODS \
-            and (_is_environ(func.value) or name == "getenv"):
+    if first and (name == "getenv" or (name in READ_METHODS and isinstance(func, ast.Attribute)
+                                       and _is_environ(func.value))):
         return [first]
     lowered = name.lower()
     if first and name != "getenv" and ("env" in lowered or lowered.startswith("_lazy_")) and "set" not in lowered:

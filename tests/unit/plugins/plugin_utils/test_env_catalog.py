@@ -73,3 +73,19 @@ def test_deep_ep_int8_switch_is_read_by_its_documented_name(release: str) -> Non
     # The pages' DEEP_NORMAL_MODE_USE_INT8_QUANT is what deep_ep reads; the nightly tests' DEEPEP_ spelling is not.
     assert "DEEP_NORMAL_MODE_USE_INT8_QUANT" in ec.catalog(release)
     assert "DEEPEP_NORMAL_MODE_USE_INT8_QUANT" not in ec.catalog(release)
+
+
+def test_the_planner_refuses_an_unread_name_without_its_deviation(tmp_path) -> None:
+    import yaml
+
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.core._errors import PlanError
+
+    pid = "qwen3_8b_a3_1c_mixed_3k5_1k5_37ms"
+    data = _raw(pid)
+    data["roles"]["mixed"]["env"]["DEEPEP_NORMAL_MODE_USE_INT8_QUANT"] = "1"
+    (tmp_path / f"{pid}.yml").write_text(yaml.safe_dump(data), encoding="utf-8")
+    with pytest.raises(PlanError, match="mixed sets DEEPEP_NORMAL_MODE_USE_INT8_QUANT, which no reader"):
+        load_profile(pid, str(tmp_path))
+    data["deviations"] = ec.env_deviations(data["releases"]["sglang"], data)
+    (tmp_path / f"{pid}.yml").write_text(yaml.safe_dump(data), encoding="utf-8")
+    assert load_profile(pid, str(tmp_path)).id == pid
