@@ -32,6 +32,7 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils.importer._import_scr
     apply_text_fixes, bench_argv, flag_groups, refuse_credentials, refuse_second_command)
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import (
     available_profiles, parse_profile, profiles_dir)
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._env_catalog import env_deviations
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._releases import load_release_tables, tokens
 
 MODES = {"PD Separation": "pd_separation", "PD Disaggregation": "pd_separation", "PD Mixed": "pd_mixed"}
@@ -382,7 +383,8 @@ def _current(curation: Curation, section: Section, deploy: Section) -> tuple[Cur
     """The curation without the deviations whose seed text the (newer) document no longer contains."""
     texts = {"deploy": deploy.deploy.text, "bench": section.bench}
     kept, stale = [], []
-    for dev in curation.deviations:
+    # env deviations are not text fixes: the import writes them anew from the environment catalog.
+    for dev in (d for d in curation.deviations if d.get("part") != "env"):
         (kept if str(dev.get("seed")) in texts.get(str(dev.get("part")), "") else stale).append(dev)
     return dataclasses.replace(curation, deviations=kept), stale
 
@@ -451,12 +453,21 @@ def import_section(doc: Document, section: Section, curations: Mapping[str, Cura
                             "quantization")
     data["quantization"] = quantization
     data["published"] = published(section, row, curation, cards, meta.dataset, where)
-    data["deviations"] = [dict(d) for d in curation.deviations]
+    data["deviations"] = _deviations(curation, data, donor is not None)
     if donor is not None:
         # Key order of a written profile: deployment_from right after the id.
         data = {"id": pid, "deployment_from": profile_id(section_meta(donor, where), donor.title),
                 **{k: v for k, v in data.items() if k != "id"}}
     return Imported(id=pid, section=section, data=data, deployment_from=data.get("deployment_from"), stale=stale)
+
+
+def _deviations(curation: Curation, data: Mapping[str, Any], reused: bool) -> list[dict[str, Any]]:
+    """The recorded deviations, and one env deviation per name the section sets that no reader of the target
+    release lists: the name is kept as documented (the page's configuration was measured with it) and the
+    deviation says so, written from the environment catalog so that a re-import writes the same one. A section
+    that reuses another's deployment has no roles of its own: its donor carries them."""
+    recorded = [dict(d) for d in curation.deviations if d.get("part") != "env"]
+    return recorded + ([] if reused else env_deviations(data["releases"]["sglang"], data))
 
 
 def _targets(meta) -> dict[str, Any]:

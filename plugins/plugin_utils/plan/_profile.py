@@ -201,8 +201,25 @@ def load_profile(profile_id: str, directory: str | None = None) -> Profile:
         # The documents reuse one deployment for several benchmark points.
         deployment = _read_yaml(os.path.join(directory, f"{data['deployment_from']}.yml"))
     profile = parse_profile(profile_id, data, deployment, errors)
+    _check_env_read(profile, deployment, errors)
     errors.raise_if_any()
     return profile
+
+
+def _check_env_read(profile: Profile, deployment: Mapping[str, Any], errors: Collector) -> None:
+    """Refuse a name the profile sets that no reader of its release's stack lists (profiles/_env) unless an env
+    deviation names it: a documented setting that does nothing misleads whoever tunes it. A release without a
+    catalog (one the collection does not ship) is not checked."""
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _env_catalog  # it imports this module
+
+    release = profile.releases.get("sglang", "")
+    if not _env_catalog.release_known(release):
+        return
+    for setting in _env_catalog.unexplained(release, deployment, profile.deviations):
+        role, name = setting.split(" ", 1)
+        errors.add(f"profile '{profile.id}': {role} sets {name}, which no reader of sglang {release}'s stack reads "
+                   "(profiles/_env): keep it only with a deviation (part: env, variable: " + name + ") saying so",
+                   variable=f"roles.{role}.env.{name}")
 
 
 # A kernel setting name as sysctl(8) takes it (dots or slashes), a single-line value; a CPU governor name.
@@ -414,6 +431,6 @@ def parse_profile(pid: str, data: Mapping[str, Any], deployment: Mapping[str, An
         published=dict(data.get("published") or {}),
         deviations=list(data.get("deviations") or []) + (
             [dict(d, inherited_from=data["deployment_from"]) for d in deployment.get("deviations") or []
-             if d.get("part") == "deploy"] if data.get("deployment_from") else []),
+             if d.get("part") in ("deploy", "env")] if data.get("deployment_from") else []),
         source=dict(data.get("source") or {}),
     )
