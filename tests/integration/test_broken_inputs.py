@@ -1,6 +1,6 @@
 """A few broken inventories end to end, through ansible-playbook: each stops the run on the controller before any
 host task, with the text naming the group, host and variable (the whole table runs as a unit test:
-tests/unit/plugins/plugin_utils/test_refused_inputs.py).  These prove what the unit test assumes of Ansible:
+tests/unit/plugins/plugin_utils/plan/test_refused_inputs.py).  These prove what the unit test assumes of Ansible:
 how the inventory's all-vars, group vars and host vars reach the plan, templating, check mode and render mode.
 
 The hosts of these inventories do not exist: had any play after the plan started, it would have tried to reach

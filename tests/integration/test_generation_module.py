@@ -1,7 +1,7 @@
 """The sglang_generation module through real ansible-core, against localhost (connection local), every path under
 tmp_path (no root: every owner is the current user's): a generation kept, the files changed as an upgrade changes
 them, check mode reporting without changing, the generation put back, a service without one refused. The logic
-itself: tests/unit/plugins/module_utils/test_generations.py."""
+itself: tests/unit/plugins/module_utils/files/test_generations.py."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ its refusal (the group, host and variable at fault, and what is wrong).
 
 Every case runs through the plan's inputs as Ansible gives them (plugins/plugin_utils/plan/_inputs.py: the
 inventory's all-vars reach every host and the play, group vars and host vars only their hosts) in the unit
-test tests/unit/plugins/plugin_utils/test_refused_inputs.py; a few run end to end through ansible-playbook
+test tests/unit/plugins/plugin_utils/plan/test_refused_inputs.py; a few run end to end through ansible-playbook
 in tests/integration/test_broken_inputs.py.
 """
 

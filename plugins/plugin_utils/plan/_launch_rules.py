@@ -5,7 +5,7 @@
 Each rule is a pure function of the role's flags and environment (after inventory overrides)
 and reports through the shared Collector with the group, and the flag or variable, at fault.
 The rules encode constraints of SGLang and of the Ascend parameter guide; every documented
-configuration satisfies them (tests/unit/plugins/plugin_utils/test_rules.py checks that).
+configuration satisfies them (tests/unit/plugins/plugin_utils/plan/test_launch_rules.py checks that).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ variables (instance counts from sglang_k8s_instances, the NIC from sglang_nic, p
 sglang_overrides, the secret flags from sglang_k8s_secret_flags or the keys of sglang_secrets).  The planner runs on
 a fleet of stand-in hosts (one per rank, addresses from the benchmarking range 198.18.0.0/15, which nothing here
 dials) with the Kubernetes placement, so the profile, the release checks and the contract are the host plan's, and
-no stand-in address reaches a manifest (tests/unit/plugins/plugin_utils/test_k8s_export.py checks it).
+no stand-in address reaches a manifest (tests/unit/plugins/plugin_utils/targets/test_k8s_export.py checks it).
 """
 
 from __future__ import annotations

@@ -83,3 +83,15 @@ def test_imports_point_down_only(package):
 def test_host_code_never_imports_controller_code():
     for path in (PLUGINS / "module_utils").rglob("*.py"):
         assert not any(m.startswith(PREFIX + "plugin_utils") for m in _imports(path)), path
+
+
+def test_unit_tests_mirror_the_packages():
+    """The unit tests of a package sit in the folder of that package (tests/unit/plugins/plugin_utils/plan/ for
+    plugins/plugin_utils/plan/): none loose beside the packages, none under a folder no package has."""
+    tests = PLUGINS.parent / "tests" / "unit" / "plugins"
+    misplaced = []
+    for kind in ("plugin_utils", "module_utils"):
+        misplaced += [str(p.relative_to(tests)) for p in (tests / kind).glob("*.py")]
+        misplaced += [str(p.relative_to(tests)) for p in (tests / kind).glob("*/*.py")
+                      if f"{kind}.{p.parent.name}" not in ALLOWED]
+    assert misplaced == [], "move each under tests/unit/plugins/<plugin_utils|module_utils>/<package>/"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._install import install_plan, wheel_of
 
-ROOT = Path(__file__).resolve().parents[4]
+ROOT = Path(__file__).resolve().parents[5]
 REQUIREMENTS_SCRIPT = ROOT / "roles" / "sglang_service" / "files" / "sglang_requirements.py"
 WHEELS = ("torch-2.8.0+cpu-cp311-cp311-manylinux_2_28_aarch64.whl",
           "torch_npu-2.8.0.post2.dev20251224-cp311-cp311-manylinux_2_28_aarch64.whl",

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 from unit.broken_inputs import CASES  # noqa: E402  # pylint: disable=wrong-import-position
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._errors import Collector, PlanError  # noqa: E402

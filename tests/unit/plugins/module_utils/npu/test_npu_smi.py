@@ -13,8 +13,8 @@ from ansible_collections.ascend.sglang.plugins.module_utils.npu._npu_smi import 
     toolkit_version,
 )
 
-FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "npu_smi"
-NPU_SMI = Path(__file__).resolve().parents[3] / "standins" / "ascend" / "usr" / "local" / "sbin" / "npu-smi"
+FIXTURES = Path(__file__).resolve().parents[4] / "fixtures" / "npu_smi"
+NPU_SMI = Path(__file__).resolve().parents[4] / "standins" / "ascend" / "usr" / "local" / "sbin" / "npu-smi"
 
 
 def load(name: str):

@@ -583,7 +583,7 @@ def test_watchdog_port_is_read_and_checked_from_the_host_variables():
 
 
 def test_watchdog_port_default_is_the_roles_default():
-    defaults = pathlib.Path(__file__).resolve().parents[4] / "roles/sglang_service/defaults/main.yml"
+    defaults = pathlib.Path(__file__).resolve().parents[5] / "roles/sglang_service/defaults/main.yml"
     assert yaml.safe_load(defaults.read_text())["sglang_watchdog_port"] == DEFAULT_WATCHDOG_PORT
 
 

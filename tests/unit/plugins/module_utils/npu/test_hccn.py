@@ -17,7 +17,7 @@ from ansible_collections.ascend.sglang.plugins.module_utils.npu._hccn import (
     device_query, is_busy, parse_hccn_conf, parse_ip, parse_link, parse_net_health, parse_ping, parse_tls,
 )
 
-TESTS = Path(__file__).resolve().parents[3]
+TESTS = Path(__file__).resolve().parents[4]
 FIXTURES = TESTS / "fixtures" / "hccn_tool"
 HCCN_TOOL = TESTS / "standins" / "ascend" / "usr" / "local" / "Ascend" / "driver" / "tools" / "hccn_tool"
 NO_IP = "Get ipconf failed, because no ip was preset there!"

@@ -16,7 +16,7 @@ from ansible_collections.ascend.sglang.plugins.module_utils.files._started impor
     PROPERTIES, check_units, judge, parse_record, parse_show_many, pending_rows, record_path,
 )
 
-PROGRAM = Path(__file__).resolve().parents[4] / "roles" / "sglang_service" / "files" / "sglang_record_start.sh"
+PROGRAM = Path(__file__).resolve().parents[5] / "roles" / "sglang_service" / "files" / "sglang_record_start.sh"
 ACTIVE = {"LoadState": "loaded", "ActiveState": "active", "SubState": "running", "InvocationID": "0a1b",
           "NeedDaemonReload": "no", "FragmentPath": "/etc/systemd/system/x.service"}
 

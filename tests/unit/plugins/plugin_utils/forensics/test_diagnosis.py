@@ -10,7 +10,7 @@ import yaml
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils.forensics import _diagnosis
 
-FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "failure_logs")
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "fixtures", "failure_logs")
 TABLE = _diagnosis.load()
 with open(os.path.join(FIXTURES, "signatures.yml"), encoding="utf-8") as _handle:
     REAL_LINES = yaml.safe_load(_handle)
@@ -91,7 +91,7 @@ def test_the_stand_in_server_prints_what_the_table_recognises():
     name them exactly as it names the real ones."""
     import importlib.util  # pylint: disable=import-outside-toplevel
 
-    path = os.path.join(os.path.dirname(__file__), "..", "..", "..", "standins", "sglang", "sglang", "launch_server.py")
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "standins", "sglang", "sglang", "launch_server.py")
     spec = importlib.util.spec_from_file_location("standin_launch_server", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

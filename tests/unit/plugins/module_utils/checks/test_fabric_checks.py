@@ -18,7 +18,7 @@ from ansible_collections.ascend.sglang.plugins.module_utils.checks._fabric_check
     check_health, check_nics, check_pings, check_weights, span,
 )
 
-STANDINS = Path(__file__).resolve().parents[4] / "tests" / "standins" / "ascend"
+STANDINS = Path(__file__).resolve().parents[5] / "tests" / "standins" / "ascend"
 HCCN_TOOL = STANDINS / "usr/local/Ascend/driver/tools/hccn_tool"
 NPU_SMI = STANDINS / "usr/local/sbin/npu-smi"
 USERS = {d: ["sglang-decode-i0-r1"] for d in range(16)}

@@ -8,7 +8,7 @@ import pytest
 
 from ansible_collections.ascend.sglang.plugins.module_utils.npu._npu_topo import format_cpu_list, parse_cpu_list, parse_topo
 
-FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "npu_smi"
+FIXTURES = Path(__file__).resolve().parents[4] / "fixtures" / "npu_smi"
 
 
 def test_published_a2_topology_gives_each_npu_its_cpus():

@@ -12,7 +12,7 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils.report._bench_verdic
 from ansible_collections.ascend.sglang.plugins.plugin_utils.report._png import FONT, bench_chart, encode_png
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import available_profiles, load_profile
 
-FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "bench"
+FIXTURES = Path(__file__).resolve().parents[4] / "fixtures" / "bench"
 # The plan's bench.flags of the documented command.
 FLAGS = [["--dataset-name", ["random"]], ["--backend", ["sglang"]], ["--host", ["127.0.0.1"]], ["--port", ["6688"]],
          ["--max-concurrency", ["832"]], ["--num-prompts", ["3328"]], ["--random-range-ratio", ["1"]]]

@@ -11,7 +11,7 @@ from ansible_collections.ascend.sglang.plugins.module_utils.bench._bench import 
     BenchParseError, apply_overrides, command, parse_all, parse_result,
 )
 
-FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "bench"
+FIXTURES = Path(__file__).resolve().parents[4] / "fixtures" / "bench"
 # The plan's bench.flags ([flag, [values...]] pairs) and the argv they make.
 FLAGS = [["--dataset-name", ["random"]], ["--backend", ["sglang"]], ["--host", ["127.0.0.1"]], ["--port", ["6688"]],
          ["--max-concurrency", ["832"]], ["--num-prompts", ["3328"]], ["--random-range-ratio", ["1"]]]

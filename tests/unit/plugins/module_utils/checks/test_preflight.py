@@ -4,7 +4,7 @@
 Host plans come from the real planner; observed facts from the npu-smi fixtures plus hand-made values
 (tests/unit/preflight_hosts.py). Each check family has its own tests (test_npu_checks.py, test_software_checks.py,
 test_file_checks.py, test_network_checks.py, test_doctor_checks.py, test_fabric_checks.py); the aggregated table
-is the controller's (tests/unit/plugins/plugin_utils/test_preflight_report.py).
+is the controller's (tests/unit/plugins/plugin_utils/report/test_preflight_report.py).
 """
 
 from __future__ import annotations

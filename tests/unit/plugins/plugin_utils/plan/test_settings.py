@@ -14,7 +14,7 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._contract impor
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._errors import Collector
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._inputs import UNREADABLE, read_inventory
 
-ROOT = Path(__file__).resolve().parents[4]
+ROOT = Path(__file__).resolve().parents[5]
 
 
 def _script():

@@ -12,7 +12,7 @@ import pytest
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import plan
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import (
     FIRST_GENERATION, NODE_DEVICES, available_profiles, load_profile)
-from ansible_collections.ascend.sglang.tests.unit.plugins.plugin_utils.test_planner import flag, inventory, services
+from ansible_collections.ascend.sglang.tests.unit.plugins.plugin_utils.plan.test_planner import flag, inventory, services
 
 PAGES = [pid for pid in available_profiles() if load_profile(pid).id == pid
          and load_profile(pid).generation not in (FIRST_GENERATION, "nightly")]
