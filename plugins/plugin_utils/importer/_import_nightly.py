@@ -51,10 +51,12 @@ NIC_NAMES = ("NIC_NAME",)
 _PATH_NAME = re.compile(r"^[A-Z][A-Z0-9_]*_PATH$")
 # What each shape reads from the test class (the rest of the class is the harness's business).
 BENCH_ATTRIBUTES = ("dataset_name", "input_len", "output_len", "max_concurrency", "num_prompts", "random_range_ratio",
-                    "repeat_rate", "aisbench_repeat_rate", "request_rate", "seed")
+                    "repeat_rate", "aisbench_repeat_rate", "request_rate", "seed", "backend", "image_resolution",
+                    "image_count")
 THRESHOLDS = {"tpot": "TPOT", "ttft": "TTFT", "output_token_throughput": "Output Throughput",
               "mean_e2e_latency": "E2E Latency"}
 _LOOPBACK_STORE = re.compile(r"tcp://(?:127\.0\.0\.1|localhost):(\d{1,5})")
+_RESOLUTION = re.compile(r"\d{2,5}x\d{2,5}|\d{3,4}p|[124]k")
 _ACCURACY = re.compile(r"_(gpqa|aime\d*)$")
 _QUANT = re.compile(r"_(w8a8|w4a8|bf16|fp8|w8a8c8)(?:_|$)")
 _PD_COUNTS = re.compile(r"_(\d+)p(\d+)d_")
@@ -375,7 +377,7 @@ def deployment_script(test: NightlyTest) -> str:
     lines.append("P_IP=(" + " ".join(f"'{PREFILL_HOST.format(n=i + 1)}'" for i in range(_hosts(test, "prefill"))) + ")")
     lines.append("D_IP=(" + " ".join(f"'your decode ip{i + 1}'" for i in range(_hosts(test, "decode"))) + ")")
     for role, array in (("prefill", "P_IP"), ("decode", "D_IP")):
-        spec = test.roles[role]
+        spec = _with_store(test, test.roles[role])
         nnodes = _int_arg(spec["args"], "--nnodes", 1)
         extra = f" --disaggregation-bootstrap-port $(({PORTS['bootstrap']}+$i/{nnodes}))" if role == "prefill" else ""
         lines += _loop(array, role, spec, test, nnodes, extra)
@@ -386,6 +388,15 @@ def deployment_script(test: NightlyTest) -> str:
     lines.append(f"python3 -m sglang_router.launch_router --pd-disaggregation {prefill} {decode} --host 127.0.0.1 "
                  f"--port {PORTS['router']} {_flags(test.router_args, test, where)}".rstrip())
     return "\n".join(lines)
+
+
+def _with_store(test: NightlyTest, spec: dict[str, Any]) -> dict[str, Any]:
+    """Every PD server talks to the one MemFabric store (the pages set it on prefill and decode): a test that sets it
+    on one role leaves the other's to its harness's base class."""
+    stores = [s["env"]["ASCEND_MF_STORE_URL"] for s in test.roles.values() if "ASCEND_MF_STORE_URL" in s["env"]]
+    if not stores or "ASCEND_MF_STORE_URL" in spec["env"]:
+        return spec
+    return {**spec, "env": {**spec["env"], "ASCEND_MF_STORE_URL": stores[0]}}
 
 
 def _env_values(env: dict[str, Any]) -> list[Any]:
@@ -468,13 +479,35 @@ def bench_command(test: NightlyTest) -> tuple[str, str]:
         return (f"python3 -m sglang.bench_serving --dataset-name generated-shared-prefix --backend sglang {host} "
                 f"--gsp-num-groups 1 --gsp-prompts-per-group {b['num_prompts']} --gsp-system-prompt-len {system} "
                 f"--gsp-question-len {b['input_len'] - system} --gsp-output-len {b['output_len']} {common}", label)
+    if dataset == "image":
+        return _image_bench(test, host, common)
     if dataset != "random":
         raise ImportRefusal(f"{where}: dataset_name {dataset!r} without a repeat rate; the importer maps the random "
-                            "dataset and the shared-prefix one")
+                            "dataset, the image one and the shared-prefix one")
     ratio = b.get("random_range_ratio", 1)
     return (f"python3 -m sglang.bench_serving --dataset-name random --backend sglang {host} {common} "
             f"--random-input-len {b['input_len']} --random-output-len {b['output_len']} --random-range-ratio "
             f"{_word(ratio, test, where)}", label)
+
+
+def _image_bench(test: NightlyTest, host: str, common: str) -> tuple[str, str]:
+    """bench_serving's image dataset: random text of input_len tokens with image_count images of the resolution
+    (the pages label it "1024x1024 (30)+1K")."""
+    where, b = test.name, test.bench
+    resolution, count = b.get("image_resolution"), b.get("image_count", 1)
+    if not isinstance(resolution, str) or not _RESOLUTION.fullmatch(resolution):
+        raise ImportRefusal(f"{where}: the image benchmark's image_resolution {resolution!r} is not WxH, 1080p, ...")
+    if not isinstance(count, int) or isinstance(count, bool) or not 0 < count <= 64:
+        raise ImportRefusal(f"{where}: the image benchmark's image_count {count!r} is not a small positive integer")
+    backend = b.get("backend", "sglang-oai-chat")
+    if backend not in ("sglang-oai-chat", "sglang"):
+        raise ImportRefusal(f"{where}: the image benchmark's backend {backend!r} is not one bench_serving serves "
+                            "images through")
+    label = f"{resolution} ({b['input_len']})+{dataset_label(b['output_len'])}"
+    return (f"python3 -m sglang.bench_serving --dataset-name image --backend {backend} {host} {common} "
+            f"--random-input-len {b['input_len']} --random-output-len {b['output_len']} --random-range-ratio "
+            f"{_word(b.get('random_range_ratio', 1), test, where)} --image-resolution {resolution} "
+            f"--image-count {count}", label)
 
 
 def _cards(test: NightlyTest, hardware: str) -> int:

@@ -250,7 +250,9 @@ def test_what_the_deployment_gives_each_host_replaces_the_tests_own():
     assert "8995" not in script and script.count("--disaggregation-bootstrap-port") == 1
     assert 'export ASCEND_MF_STORE_URL="tcp://your prefill ip1:24669"' in script
     roles = import_section(doc, doc.sections[0], {}).data["roles"]
-    assert roles["prefill"]["env"]["ASCEND_MF_STORE_URL"] == "{memfabric_store_url}"
+    # The decode's store, which the test leaves to its harness, is the same one.
+    assert roles["prefill"]["env"]["ASCEND_MF_STORE_URL"] == roles["decode"]["env"]["ASCEND_MF_STORE_URL"] == \
+        "{memfabric_store_url}"
 
 
 def test_an_accuracy_class_beside_the_performance_one_is_not_a_configuration():
@@ -299,3 +301,20 @@ def test_an_eagle3_server_without_its_draft_model_is_refused():
     text = MIXED.replace('    "--speculative-draft-model-path",\n    DEMO_8B_DRAFT_MODEL_PATH,\n', "")
     with pytest.raises(ImportRefusal, match="the mixed arguments run EAGLE3 without --speculative-draft-model-path"):
         n.read_nightly(text, "perf/demo/test_demo_8b_w8a8_1p_in3k5_out1k5_20ms.py", "Demo-8B")
+
+
+def test_the_image_benchmark():
+    text = MIXED.replace('    dataset_name = "random"\n', '    dataset_name = "image"\n    backend = "sglang-oai-chat"\n'
+                         '    image_resolution = "1024x1024"\n    image_count = 1\n').replace(
+        "input_len = 3500", "input_len = 30")
+    name = "perf/demo/test_demo_8b_w8a8_1p_in1024x1024_30_out1k5_20ms.py"
+    section = n.read_nightly(text, name, "Demo-8B").sections[0]
+    assert section.meta["Dataset"] == "1024x1024 (30)+1.5K"
+    assert "--dataset-name image --backend sglang-oai-chat" in section.bench
+    assert "--random-input-len 30 --random-output-len 1500" in section.bench
+    assert section.bench.endswith("--image-resolution 1024x1024 --image-count 1")
+    for old, new, message in (('"1024x1024"', '"1024x1024; touch /x"', "is not WxH"),
+                              ("image_count = 1", "image_count = 1000", "not a small positive integer"),
+                              ('"sglang-oai-chat"', '"vllm"', "not one bench_serving serves images through")):
+        with pytest.raises(ImportRefusal, match=message):
+            n.read_nightly(text.replace(old, new), name, "Demo-8B")
