@@ -304,9 +304,9 @@ def test_an_eagle3_server_without_its_draft_model_is_refused():
 
 
 def test_the_image_benchmark():
-    text = MIXED.replace('    dataset_name = "random"\n', '    dataset_name = "image"\n    backend = "sglang-oai-chat"\n'
-                         '    image_resolution = "1024x1024"\n    image_count = 1\n').replace(
-        "input_len = 3500", "input_len = 30")
+    image = '    dataset_name = "image"\n    backend = "sglang-oai-chat"\n    image_resolution = "1024x1024"\n' \
+        '    image_count = 1\n'
+    text = MIXED.replace('    dataset_name = "random"\n', image).replace("input_len = 3500", "input_len = 30")
     name = "perf/demo/test_demo_8b_w8a8_1p_in1024x1024_30_out1k5_20ms.py"
     section = n.read_nightly(text, name, "Demo-8B").sections[0]
     assert section.meta["Dataset"] == "1024x1024 (30)+1.5K"
