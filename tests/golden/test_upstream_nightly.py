@@ -34,6 +34,15 @@ def test_every_entry_is_one_test_file_with_its_commit_and_one_outcome():
                                                           "or name (matched by its file name only)"
 
 
+def test_every_test_file_was_read_by_the_importer_or_is_an_accuracy_variant():
+    # A reason is the importer's refusal, a duplicate or an accuracy variant: "not imported yet" is no outcome.
+    for entry in TESTS:
+        assert "not imported yet" not in entry.get("reason", ""), (
+            f"{entry['path']}: import it (scripts/import_nightly.py --record)")
+        if "reason" in entry and not entry["reason"].startswith("accuracy variant"):
+            assert entry.get("read") == "imported", f"{entry['path']}: a reason the importer gave"
+
+
 def test_accuracy_variants_are_skipped_with_that_reason():
     for entry in TESTS:
         if re.search(r"_(gpqa|aime\d*)\.py$", entry["path"]):

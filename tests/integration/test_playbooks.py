@@ -266,10 +266,10 @@ def test_monitoring_refusals(tmp_path: Path) -> None:
 
 def test_playbook_syntax() -> None:
     playbooks = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "playbooks").glob("*.yml"))
-    # One per profile (40 January + the pd32 alias + 154 of the current pages + 8 of the nightly tests) + deploy,
+    # One per profile (40 January + the pd32 alias + 154 of the current pages + 25 of the nightly tests) + deploy,
     # plan, render, preflight, doctor, status, stop, restart, retire, upgrade, bench, collect, monitoring,
     # kubernetes, import_profiles, stage_weights.
-    assert len(playbooks) == 203 + 16
+    assert len(playbooks) == 220 + 16
     ansible("ansible-playbook", "-i", "inventories/example", "--syntax-check", *playbooks)
 
 

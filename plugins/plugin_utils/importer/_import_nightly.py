@@ -34,21 +34,29 @@ from typing import Any, Mapping
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils.importer._import_doc import (
     Document, ImportRefusal, Lines, Section)
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import NODE_DEVICES
 
 # The largest test file is about 6 000 characters and 1 500 syntax nodes; a file far beyond is not a test.
 MAX_CHARACTERS = 256 * 1024
 MAX_NODES = 50_000
 MAX_DEPTH = 32  # names bound to names bound to ...: a chain this long is no configuration
 # The harness picks its own ports; the profiles take the ports the pages use for the same roles.
+# The pages' placeholder of the prefill hosts (the first one serves the MemFabric store).
+PREFILL_HOST = "your prefill ip{n}"
+# Flags the deployment gives each host of a multi-node instance itself (its rank, the address of its rank 0).
+HOST_FLAGS = ("--node-rank", "--dist-init-addr")
 PORTS = {"mixed": 6688, "prefill": 8000, "decode": 8001, "bootstrap": 8998, "router": 6688, "dist_init": 5000}
 # Names the harness fills: the NIC of the hosts (HCCL/GLOO bind to it), and the model paths (the operator's).
 NIC_NAMES = ("NIC_NAME",)
 _PATH_NAME = re.compile(r"^[A-Z][A-Z0-9_]*_PATH$")
 # What each shape reads from the test class (the rest of the class is the harness's business).
 BENCH_ATTRIBUTES = ("dataset_name", "input_len", "output_len", "max_concurrency", "num_prompts", "random_range_ratio",
-                    "repeat_rate", "aisbench_repeat_rate", "request_rate", "seed")
+                    "repeat_rate", "aisbench_repeat_rate", "request_rate", "seed", "backend", "image_resolution",
+                    "image_count")
 THRESHOLDS = {"tpot": "TPOT", "ttft": "TTFT", "output_token_throughput": "Output Throughput",
               "mean_e2e_latency": "E2E Latency"}
+_LOOPBACK_STORE = re.compile(r"tcp://(?:127\.0\.0\.1|localhost):(\d{1,5})")
+_RESOLUTION = re.compile(r"\d{2,5}x\d{2,5}|\d{3,4}p|[124]k")
 _ACCURACY = re.compile(r"_(gpqa|aime\d*)$")
 _QUANT = re.compile(r"_(w8a8|w4a8|bf16|fp8|w8a8c8)(?:_|$)")
 _PD_COUNTS = re.compile(r"_(\d+)p(\d+)d_")
@@ -254,8 +262,10 @@ def _syntax_tree(text: str, name: str, constants: Mapping[str, Any] | None) -> a
 
 def _test_class(tree: ast.Module, name: str) -> tuple[ast.ClassDef, dict[str, ast.AST]]:
     """The file's one performance test class and its attributes' value nodes, by name."""
+    # A file may hold an accuracy class beside the performance one (same server, a GPQA/AIME run): not a
+    # configuration of its own.
     classes = [c for c in tree.body if isinstance(c, ast.ClassDef)
-               and any(_base_name(b).endswith("TestCaseBase") for b in c.bases)]
+               and any(_base_name(b).endswith("TestCaseBase") and "Accuracy" not in _base_name(b) for b in c.bases)]
     if len(classes) != 1:
         raise ImportRefusal(f"{name}: {len(classes)} test classes derived from a performance TestCaseBase; the "
                             "importer reads files of exactly one")
@@ -308,6 +318,11 @@ def _plain_text(text: str, where: str) -> None:
 def _env_line(key: str, value: Any, test: NightlyTest, where: str) -> str:
     if isinstance(value, Placeholder) and value in NIC_NAMES:
         return f"export {key}=<network-interface>"
+    store = _LOOPBACK_STORE.fullmatch(value) if key == "ASCEND_MF_STORE_URL" and isinstance(value, str) else None
+    if store and test.shape == "pd_separation":
+        # The harness runs on one host's view: its loopback store is the one the first prefill host serves, as
+        # the pages write it.
+        return f'export {key}="tcp://{PREFILL_HOST.format(n=1)}:{store.group(1)}"'
     parts = value[1:] if isinstance(value, list) and value[:1] == ["__fstring__"] else [value]
     text = ""
     for part in parts:
@@ -359,10 +374,10 @@ def deployment_script(test: NightlyTest) -> str:
         lines.append("IPs=(" + " ".join(f"'IP{i + 1}'" for i in range(nnodes)) + ")")
         lines += _loop("IPs", "mixed", spec, test, nnodes, extra="")
         return "\n".join(lines)
-    lines.append("P_IP=(" + " ".join(f"'your prefill ip{i + 1}'" for i in range(_hosts(test, "prefill"))) + ")")
+    lines.append("P_IP=(" + " ".join(f"'{PREFILL_HOST.format(n=i + 1)}'" for i in range(_hosts(test, "prefill"))) + ")")
     lines.append("D_IP=(" + " ".join(f"'your decode ip{i + 1}'" for i in range(_hosts(test, "decode"))) + ")")
     for role, array in (("prefill", "P_IP"), ("decode", "D_IP")):
-        spec = test.roles[role]
+        spec = _with_store(test, test.roles[role])
         nnodes = _int_arg(spec["args"], "--nnodes", 1)
         extra = f" --disaggregation-bootstrap-port $(({PORTS['bootstrap']}+$i/{nnodes}))" if role == "prefill" else ""
         lines += _loop(array, role, spec, test, nnodes, extra)
@@ -373,6 +388,15 @@ def deployment_script(test: NightlyTest) -> str:
     lines.append(f"python3 -m sglang_router.launch_router --pd-disaggregation {prefill} {decode} --host 127.0.0.1 "
                  f"--port {PORTS['router']} {_flags(test.router_args, test, where)}".rstrip())
     return "\n".join(lines)
+
+
+def _with_store(test: NightlyTest, spec: dict[str, Any]) -> dict[str, Any]:
+    """Every PD server talks to the one MemFabric store (the pages set it on prefill and decode): a test that sets it
+    on one role leaves the other's to its harness's base class."""
+    stores = [s["env"]["ASCEND_MF_STORE_URL"] for s in test.roles.values() if "ASCEND_MF_STORE_URL" in s["env"]]
+    if not stores or "ASCEND_MF_STORE_URL" in spec["env"]:
+        return spec
+    return {**spec, "env": {**spec["env"], "ASCEND_MF_STORE_URL": stores[0]}}
 
 
 def _env_values(env: dict[str, Any]) -> list[Any]:
@@ -390,12 +414,14 @@ def _hosts(test: NightlyTest, role: str) -> int:
 def _loop(array: str, role: str, spec: dict[str, Any], test: NightlyTest, nnodes: int, extra: str) -> list[str]:
     """The host-matching loop of one role: each host of the array starts its rank of its instance."""
     where = test.name
-    args = list(spec["args"])
+    # What the loop gives each host itself: the prefill's bootstrap port (the router names it), and a
+    # multi-node instance's rank and address (one test gives "--node-rank 0" for both hosts; the harness
+    # ranks each host).
+    args = _without(spec["args"], HOST_FLAGS if nnodes > 1 else (), where)
+    if role == "prefill":
+        args = _without(args, ("--disaggregation-bootstrap-port",), where)
     rank = ""
     if nnodes > 1:
-        if _has(args, "--node-rank") or _has(args, "--dist-init-addr"):
-            raise ImportRefusal(f"{where}: the {role} arguments of a {nnodes}-node instance give their own "
-                                "--node-rank/--dist-init-addr, which the harness computes per host")
         rank = (f" --node-rank $(($i%{nnodes})) --dist-init-addr ${{{array}[$(($i/{nnodes}*{nnodes}))]}}:"
                 f"{PORTS['dist_init']}")
     port = PORTS["mixed" if role == "mixed" else role]
@@ -404,6 +430,21 @@ def _loop(array: str, role: str, spec: dict[str, Any], test: NightlyTest, nnodes
             f"        python3 -m sglang.launch_server --model-path $MODEL_PATH --host ${{{array}[$i]}} --port {port}"
             f"{extra}{rank} {_flags(args, test, where)}",
             "        break", "    fi", "done"]
+
+
+def _without(args: list[Any], flags: tuple[str, ...], where: str) -> list[Any]:
+    """The arguments without the given flags and their values."""
+    out, skip = [], False
+    for i, arg in enumerate(args):
+        if skip:
+            skip = False
+        elif isinstance(arg, str) and arg in flags:
+            if i + 1 >= len(args) or isinstance(args[i + 1], str) and args[i + 1].startswith("--"):
+                raise ImportRefusal(f"{where}: {arg} without a value")
+            skip = True
+        else:
+            out.append(arg)
+    return out
 
 
 def dataset_label(tokens: int) -> str:
@@ -438,13 +479,35 @@ def bench_command(test: NightlyTest) -> tuple[str, str]:
         return (f"python3 -m sglang.bench_serving --dataset-name generated-shared-prefix --backend sglang {host} "
                 f"--gsp-num-groups 1 --gsp-prompts-per-group {b['num_prompts']} --gsp-system-prompt-len {system} "
                 f"--gsp-question-len {b['input_len'] - system} --gsp-output-len {b['output_len']} {common}", label)
+    if dataset == "image":
+        return _image_bench(test, host, common)
     if dataset != "random":
         raise ImportRefusal(f"{where}: dataset_name {dataset!r} without a repeat rate; the importer maps the random "
-                            "dataset and the shared-prefix one")
+                            "dataset, the image one and the shared-prefix one")
     ratio = b.get("random_range_ratio", 1)
     return (f"python3 -m sglang.bench_serving --dataset-name random --backend sglang {host} {common} "
             f"--random-input-len {b['input_len']} --random-output-len {b['output_len']} --random-range-ratio "
             f"{_word(ratio, test, where)}", label)
+
+
+def _image_bench(test: NightlyTest, host: str, common: str) -> tuple[str, str]:
+    """bench_serving's image dataset: random text of input_len tokens with image_count images of the resolution
+    (the pages label it "1024x1024 (30)+1K")."""
+    where, b = test.name, test.bench
+    resolution, count = b.get("image_resolution"), b.get("image_count", 1)
+    if not isinstance(resolution, str) or not _RESOLUTION.fullmatch(resolution):
+        raise ImportRefusal(f"{where}: the image benchmark's image_resolution {resolution!r} is not WxH, 1080p, ...")
+    if not isinstance(count, int) or isinstance(count, bool) or not 0 < count <= 64:
+        raise ImportRefusal(f"{where}: the image benchmark's image_count {count!r} is not a small positive integer")
+    backend = b.get("backend", "sglang-oai-chat")
+    if backend not in ("sglang-oai-chat", "sglang"):
+        raise ImportRefusal(f"{where}: the image benchmark's backend {backend!r} is not one bench_serving serves "
+                            "images through")
+    label = f"{resolution} ({b['input_len']})+{dataset_label(b['output_len'])}"
+    return (f"python3 -m sglang.bench_serving --dataset-name image --backend {backend} {host} {common} "
+            f"--random-input-len {b['input_len']} --random-output-len {b['output_len']} --random-range-ratio "
+            f"{_word(b.get('random_range_ratio', 1), test, where)} --image-resolution {resolution} "
+            f"--image-count {count}", label)
 
 
 def _cards(test: NightlyTest, hardware: str) -> int:
@@ -462,30 +525,77 @@ def section_of(test: NightlyTest, model: str, where: str) -> Section:
         raise ImportRefusal(f"{where}: an accuracy variant (gpqa/aime) of a performance test: its configuration is "
                             "the performance test's")
     base = re.sub(r"\.py$", "", where.rsplit("/", 1)[-1])
-    # The TPOT the test asserts is the target, else the one of its name (..._50ms): names go stale where the
-    # threshold follows the page (DeepSeek-R1's ..._in6k_out1k6_15ms asserts the page's 20.5 ms).
-    named_tpot = _TPOT.search(base)
-    if "tpot" not in test.thresholds and not named_tpot:
-        checked = ", ".join(f"{k} {v:g}" for k, v in test.thresholds.items()) or "no threshold"
-        raise ImportRefusal(f"{where}: the test sets no TPOT threshold ({checked}) and its name no TPOT target; a "
-                            "profile is planned and benchmarked against a TPOT target")
-    tpot = test.thresholds["tpot"] if "tpot" in test.thresholds else float(named_tpot.group(1).replace("p", "."))
+    targets = _targets(test, base, where)
     hardware = "A2" if base.endswith("_a2") else "A3"
+    _fits_the_nodes(test, hardware, where)
+    _has_its_draft_model(test, where)
     # The test's name counts the cards as the pages do ("8p": 8 cards, "1p1d_16p": 16), which is not always the
     # devices / 2 of A3 (a tp 2 server is "1p" in one test and "2P" on its page); without a count, the devices.
     # An A2 card is one device: its tests keep the count of the A3 test they were written from ("2p" for tp 4).
     named = _CARDS.search(base)
     cards = int(named.group(1) or named.group(2)) if named and hardware == "A3" else _cards(test, hardware)
-    quant = _QUANT.search(base + "_")
     bench, label = bench_command(test)
     meta = {"Model": model, "Hardware": f"Atlas 800I {hardware}", "Cards": str(cards),
             "Deploy Mode": "PD Separation" if test.shape == "pd_separation" else "PD Mixed", "Dataset": label,
-            "TPOT": f"{tpot:g}ms"}
+            **targets}
+    quant = quantization_of(test, base)
     if quant:
-        meta["Quantization"] = quant.group(1).upper()
+        meta["Quantization"] = quant
     script = deployment_script(test)
     return Section(document=base, title=base, line=1, meta=meta, deploy=Lines(script, 1), bench=bench, bench_line=1,
                    result=Lines("", 1))
+
+
+def _fits_the_nodes(test: NightlyTest, hardware: str, where: str) -> None:
+    """Each instance's devices (tp x pp) spread over its --nnodes hosts fit a host of the hardware: GLM-5.2's 2P1D
+    test gives its decode tp 32 on one node, which no A3 host holds (the harness's own layout is not in the file)."""
+    for role, spec in test.roles.items():
+        nnodes = _int_arg(spec["args"], "--nnodes", 1)
+        devices = _int_arg(spec["args"], "--tp-size", _int_arg(spec["args"], "--tp", 1)) \
+            * _int_arg(spec["args"], "--pp-size", 1)
+        if devices > NODE_DEVICES[hardware] * nnodes:
+            raise ImportRefusal(f"{where}: the {role} instance runs {devices} devices (tp x pp) on {nnodes} node(s); "
+                                f"an {hardware} node has {NODE_DEVICES[hardware]}")
+
+
+def _has_its_draft_model(test: NightlyTest, where: str) -> None:
+    """An EAGLE3 server names its draft model (the planner refuses one without): a test whose file gives none
+    leaves it to its harness, which the file does not show."""
+    for role, spec in test.roles.items():
+        args = spec["args"]
+        algorithm = next((args[i + 1] for i, a in enumerate(args[:-1]) if a == "--speculative-algorithm"), None)
+        if algorithm == "EAGLE3" and not _has(args, "--speculative-draft-model-path"):
+            raise ImportRefusal(f"{where}: the {role} arguments run EAGLE3 without --speculative-draft-model-path; "
+                                "the file does not say which draft model its harness gives")
+
+
+def _targets(test: NightlyTest, base: str, where: str) -> dict[str, str]:
+    """The section's target: the TPOT the test asserts, else the one of its name (..._50ms: names go stale where
+    the threshold follows the page, DeepSeek-R1's ..._in6k_out1k6_15ms asserts the page's 20.5 ms), else the TTFT
+    it asserts (a configuration measured by its first token)."""
+    named_tpot = _TPOT.search(base)
+    if "tpot" in test.thresholds:
+        return {"TPOT": f"{test.thresholds['tpot']:g}ms"}
+    if named_tpot:
+        return {"TPOT": f"{float(named_tpot.group(1).replace('p', '.')):g}ms"}
+    if "ttft" in test.thresholds:
+        return {"TTFT": f"{test.thresholds['ttft']:g}ms"}
+    checked = ", ".join(f"{k} {v:g}" for k, v in test.thresholds.items()) or "no threshold"
+    raise ImportRefusal(f"{where}: the test sets no TPOT or TTFT threshold ({checked}) and its name no TPOT target; "
+                        "a profile is planned and benchmarked against a TPOT or TTFT target")
+
+
+def quantization_of(test: NightlyTest, base: str) -> str | None:
+    """The weights' quantization: the file name's (..._w8a8_...), else the harness's model path constant's
+    (QWEN3_6_27B_W8A8_MODEL_PATH), else BF16 where no server quantizes (the harness keeps a path per
+    quantization, and the unquantized one names none: QWEN3_6_27B_MODEL_PATH beside ..._W8A8_...)."""
+    for text in (base + "_", "_" + test.model_path.lower() + "_"):
+        found = _QUANT.search(text)
+        if found:
+            return found.group(1).upper()
+    if not any(_has(spec["args"], "--quantization") for spec in test.roles.values()):
+        return "BF16"
+    return None
 
 
 def read_nightly(text: str, name: str, model: str, constants: Mapping[str, Any] | None = None) -> Document:

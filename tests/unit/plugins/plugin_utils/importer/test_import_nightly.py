@@ -176,7 +176,8 @@ def test_two_node_mixed_instance():
      "line 25: TestDemo8B.other_args: Call is not a literal"),
     ("DEMO_ARGS = [", "DEMO_ARGS = [*BASE_ARGS,", "an unpacked list is not a literal"),
     ('"--device",\n    "npu",', '"--device",\n    DEVICE,', "'DEVICE' is not a literal the file binds"),
-    ("    tpot = 20\n", "", "sets no TPOT threshold (output_token_throughput 150.5) and its name no TPOT target"),
+    ("    tpot = 20\n", "", "sets no TPOT or TTFT threshold (output_token_throughput 150.5) and its name no TPOT "
+                          "target"),
     ("    input_len = 3500\n", "", "no positive integer input_len"),
     ('"EAGLE3"', '"EAGLE3\\ntouch /x"', "holds a control character"),
     ('"SGLANG_ENABLE_SPEC_V2": "1"', '"SGLANG_ENABLE_SPEC_V2": "1\\nrm -rf /"', "holds a control character"),
@@ -228,9 +229,55 @@ def test_pd_refusals():
         n.parse_test(PD, "perf/demo/test_demo_moe_w8a8_16p_in128k_out1k_50ms.py")
     with pytest.raises(ImportRefusal, match="accuracy variant"):
         n.read_nightly(PD, "perf/demo/test_demo_moe_w8a8_1p1d_16p_in128k_out1k_50ms_gpqa.py", "Demo-MoE")
-    two_node = MIX_2NODE.replace('"--nnodes", 2,', '"--nnodes", 2, "--node-rank", 0,')
-    with pytest.raises(ImportRefusal, match="give their own --node-rank"):
-        n.read_nightly(two_node, "perf/demo/test_demo_big_w4a8_16p_in8k_out1k_50ms.py", "Demo-Big")
+    without_value = MIX_2NODE.replace('"--nnodes", 2,', '"--nnodes", 2, "--node-rank", "--device", "npu",')
+    with pytest.raises(ImportRefusal, match="--node-rank without a value"):
+        n.read_nightly(without_value, "perf/demo/test_demo_big_w4a8_16p_in8k_out1k_50ms.py", "Demo-Big")
+
+
+def test_what_the_deployment_gives_each_host_replaces_the_tests_own():
+    # A two-node instance's rank and address are each host's (one test gives "--node-rank 0" to both hosts).
+    two_node = MIX_2NODE.replace('"--nnodes", 2,', '"--nnodes", 2, "--node-rank", 0, "--dist-init-addr", "x:1",')
+    doc = n.read_nightly(two_node, "perf/demo/test_demo_big_w4a8_16p_in8k_out1k_50ms.py", "Demo-Big")
+    script = doc.sections[0].deploy.text
+    assert "--node-rank 0" not in script and "x:1" not in script and script.count("--node-rank $((") == 1
+    # The prefill's bootstrap port is the one the router names; the harness's loopback MemFabric store is the
+    # first prefill host's.
+    pd = PD.replace('"--disaggregation-mode", "prefill",', '"--disaggregation-mode", "prefill", '
+                    '"--disaggregation-bootstrap-port", 8995,').replace(
+        '"HCCL_BUFFSIZE": "2500",', '"HCCL_BUFFSIZE": "2500", "ASCEND_MF_STORE_URL": "tcp://127.0.0.1:24669",')
+    doc = n.read_nightly(pd, "perf/demo/test_demo_moe_w8a8_1p1d_16p_in128k_out1k_prefix90_50ms.py", "Demo-MoE")
+    script = doc.sections[0].deploy.text
+    assert "8995" not in script and script.count("--disaggregation-bootstrap-port") == 1
+    assert 'export ASCEND_MF_STORE_URL="tcp://your prefill ip1:24669"' in script
+    roles = import_section(doc, doc.sections[0], {}).data["roles"]
+    # The decode's store, which the test leaves to its harness, is the same one.
+    assert roles["prefill"]["env"]["ASCEND_MF_STORE_URL"] == roles["decode"]["env"]["ASCEND_MF_STORE_URL"] == \
+        "{memfabric_store_url}"
+
+
+def test_an_accuracy_class_beside_the_performance_one_is_not_a_configuration():
+    text = MIXED.replace("class TestDemo8B(", "class TestDemo8BGpqa(PerfAccuracyTestCaseBase):\n"
+                                             "    model = DEMO_8B_MODEL_PATH\n\n\nclass TestDemo8B(")
+    assert n.parse_test(text, "perf/demo/test_demo_8b_w8a8_1p_in3k5_out1k5_20ms.py").test_class == "TestDemo8B"
+
+
+@pytest.mark.parametrize("name, text, quantization", [
+    ("test_demo_8b_w4a8_1p_in3k5_out1k5_20ms.py", MIXED, "W4A8"),  # the name's
+    ("test_demo_8b_1p_in3k5_out1k5_20ms.py", MIXED.replace("DEMO_8B_MODEL_PATH", "DEMO_8B_W8A8_MODEL_PATH"), "W8A8"),
+    ("test_demo_8b_1p_in3k5_out1k5_20ms.py", MIXED, "BF16"),  # no server quantizes
+    ("test_demo_8b_1p_in3k5_out1k5_20ms.py", MIXED.replace('"--device",', '"--quantization",\n    "modelslim",\n'
+                                                           '    "--device",'), None),
+])
+def test_the_quantization_from_the_name_else_the_model_path_constant(name, text, quantization):
+    test = n.parse_test(text, f"perf/demo/{name}")
+    assert n.quantization_of(test, name[:-3]) == quantization
+
+
+def test_a_ttft_threshold_alone_is_the_target():
+    text = MIXED.replace("    tpot = 20\n", "    ttft = 5000\n")
+    test = n.parse_test(text, "perf/demo/test_demo_8b_w8a8_1p_in3k5_out1k5_bs4.py")
+    meta = n.section_of(test, "Demo-8B", test.name).meta
+    assert meta["TTFT"] == "5000ms" and "TPOT" not in meta
 
 
 def test_bounds():
@@ -240,3 +287,34 @@ def test_bounds():
         n.parse_test("x = [" + "1, " * n.MAX_NODES + "]\n", "wide.py")
     with pytest.raises(ImportRefusal, match="line 1: not Python"):
         n.parse_test("def (:\n", "broken.py")
+
+
+def test_an_instance_that_no_host_holds_is_refused():
+    # 32 devices on one A3 node (16 per node): the harness lays the hosts out otherwise than the file says.
+    text = MIX_2NODE.replace('"--nnodes", 2,', '"--nnodes", 1,')
+    with pytest.raises(ImportRefusal, match=r"the mixed instance runs 32 devices \(tp x pp\) on 1 node\(s\); an A3 "
+                                            "node has 16"):
+        n.read_nightly(text, "perf/demo/test_demo_big_w4a8_16p_in8k_out1k_50ms.py", "Demo-Big")
+
+
+def test_an_eagle3_server_without_its_draft_model_is_refused():
+    text = MIXED.replace('    "--speculative-draft-model-path",\n    DEMO_8B_DRAFT_MODEL_PATH,\n', "")
+    with pytest.raises(ImportRefusal, match="the mixed arguments run EAGLE3 without --speculative-draft-model-path"):
+        n.read_nightly(text, "perf/demo/test_demo_8b_w8a8_1p_in3k5_out1k5_20ms.py", "Demo-8B")
+
+
+def test_the_image_benchmark():
+    image = '    dataset_name = "image"\n    backend = "sglang-oai-chat"\n    image_resolution = "1024x1024"\n' \
+        '    image_count = 1\n'
+    text = MIXED.replace('    dataset_name = "random"\n', image).replace("input_len = 3500", "input_len = 30")
+    name = "perf/demo/test_demo_8b_w8a8_1p_in1024x1024_30_out1k5_20ms.py"
+    section = n.read_nightly(text, name, "Demo-8B").sections[0]
+    assert section.meta["Dataset"] == "1024x1024 (30)+1.5K"
+    assert "--dataset-name image --backend sglang-oai-chat" in section.bench
+    assert "--random-input-len 30 --random-output-len 1500" in section.bench
+    assert section.bench.endswith("--image-resolution 1024x1024 --image-count 1")
+    for old, new, message in (('"1024x1024"', '"1024x1024; touch /x"', "is not WxH"),
+                              ("image_count = 1", "image_count = 1000", "not a small positive integer"),
+                              ('"sglang-oai-chat"', '"vllm"', "not one bench_serving serves images through")):
+        with pytest.raises(ImportRefusal, match=message):
+            n.read_nightly(text.replace(old, new), name, "Demo-8B")
