@@ -18,8 +18,12 @@ RECORD = yaml.safe_load((ROOT / "tests" / "golden" / "upstream_nightly.yml").rea
 TESTS = RECORD["tests"]
 OUTCOMES = ("profile", "covered_by", "reason")
 FOLDERS = ("test/registered/npu/performance/", "test/registered/ascend/performance/")
-NIGHTLY = {pid: load_profile(pid) for pid in available_profiles()
-           if load_profile(pid).id == pid and load_profile(pid).source.get("kind") == "nightly"}
+NIGHTLY_ALL = {pid: load_profile(pid) for pid in available_profiles()
+               if load_profile(pid).id == pid and load_profile(pid).source.get("kind") == "nightly"}
+# A nightly profile stays selectable, retired, once a page documents its configuration: its test is then covered by
+# the page's profile, the one that supersedes it.
+NIGHTLY = {pid: p for pid, p in NIGHTLY_ALL.items() if not p.retired}
+RETIRED = {pid: p for pid, p in NIGHTLY_ALL.items() if p.retired}
 
 
 def test_every_entry_is_one_test_file_with_its_commit_and_one_outcome():
@@ -72,3 +76,13 @@ def test_every_nightly_profile_names_its_test_and_commit():
         assert src.get("commit") == entry["commit"], f"{pid}: read at {src.get('commit')}, recorded {entry['commit']}"
         assert profile.published.get("nightly", {}), f"{pid}: the test's thresholds"
     assert {t["profile"] for t in TESTS if "profile" in t} == set(NIGHTLY)
+
+
+def test_a_retired_nightly_profile_names_the_page_profile_that_covers_its_test():
+    by_path = {t["path"]: t for t in TESTS}
+    for pid, profile in RETIRED.items():
+        entry = by_path.get(profile.source.get("path"))
+        assert entry is not None, f"{pid}: its test {profile.source.get('path')} is not in the record"
+        assert profile.retired.get("superseded_by") in (entry.get("covered_by") or []), (
+            f"{pid}: retired for {profile.retired.get('superseded_by')}, which the record does not name as covering "
+            "its test")
