@@ -239,8 +239,8 @@ def write_record(outcomes: Mapping[str, Mapping[str, Any]]) -> None:
     tests = []
     for entry in rec["tests"]:
         if entry["path"] in outcomes:
-            kept = {k: v for k, v in entry.items() if k not in ("path", "commit", "read", "profile", "covered_by",
-                                                                 "reason", "differences")}
+            outcome_keys = ("path", "commit", "read", "profile", "covered_by", "reason", "differences")
+            kept = {k: v for k, v in entry.items() if k not in outcome_keys}
             entry = {"path": entry["path"], "commit": entry["commit"], "read": "imported",
                      **outcomes[entry["path"]], **kept}
         tests.append(entry)

@@ -91,7 +91,7 @@ def unexplained(release: str, data: Mapping[str, Any], deviations: Iterable[Mapp
     """'role NAME' for every setting of a name no reader of ``release`` lists that no env deviation names."""
     env = profile_env(data)
     ok = explained(deviations)
-    return [f"{role} {name}" for name in unread(release, env) if name not in ok for role, _ in env[name]]
+    return [f"{role} {name}" for name in unread(release, env) if name not in ok for role, _value in env[name]]
 
 
 def env_deviation(release: str, name: str, settings: list[tuple[str, str]]) -> dict[str, Any]:
@@ -99,7 +99,7 @@ def env_deviation(release: str, name: str, settings: list[tuple[str, str]]) -> d
     document does (rendered = seed), and the reason tells the operator it has no effect there."""
     seed = f"{name}={settings[0][1]}"
     note = (readers().get("unread") or {}).get(name)
-    roles = ", ".join(dict.fromkeys(role for role, _ in settings))
+    roles = ", ".join(dict.fromkeys(role for role, _value in settings))
     reason = (f"no reader of sglang {release}'s stack reads {name} (profiles/_env: the sglang package, "
               f"sgl-kernel-npu, torch_npu, CANN, MemFabric): kept as the document sets it ({roles}), it has no "
               "effect on that release, and tuning it (sglang_overrides) changes nothing")

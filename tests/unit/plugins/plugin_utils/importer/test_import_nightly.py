@@ -176,8 +176,8 @@ def test_two_node_mixed_instance():
      "line 25: TestDemo8B.other_args: Call is not a literal"),
     ("DEMO_ARGS = [", "DEMO_ARGS = [*BASE_ARGS,", "an unpacked list is not a literal"),
     ('"--device",\n    "npu",', '"--device",\n    DEVICE,', "'DEVICE' is not a literal the file binds"),
-    ("    tpot = 20\n", "", "sets no TPOT or TTFT threshold (output_token_throughput 150.5) and its name no TPOT "
-                          "target"),
+    ("    tpot = 20\n", "",
+     "sets no TPOT or TTFT threshold (output_token_throughput 150.5) and its name no TPOT target"),
     ("    input_len = 3500\n", "", "no positive integer input_len"),
     ('"EAGLE3"', '"EAGLE3\\ntouch /x"', "holds a control character"),
     ('"SGLANG_ENABLE_SPEC_V2": "1"', '"SGLANG_ENABLE_SPEC_V2": "1\\nrm -rf /"', "holds a control character"),
@@ -256,8 +256,8 @@ def test_what_the_deployment_gives_each_host_replaces_the_tests_own():
 
 
 def test_an_accuracy_class_beside_the_performance_one_is_not_a_configuration():
-    text = MIXED.replace("class TestDemo8B(", "class TestDemo8BGpqa(PerfAccuracyTestCaseBase):\n"
-                                             "    model = DEMO_8B_MODEL_PATH\n\n\nclass TestDemo8B(")
+    accuracy = "class TestDemo8BGpqa(PerfAccuracyTestCaseBase):\n    model = DEMO_8B_MODEL_PATH\n\n\nclass TestDemo8B("
+    text = MIXED.replace("class TestDemo8B(", accuracy)
     assert n.parse_test(text, "perf/demo/test_demo_8b_w8a8_1p_in3k5_out1k5_20ms.py").test_class == "TestDemo8B"
 
 
