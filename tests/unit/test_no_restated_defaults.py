@@ -320,3 +320,16 @@ def test_the_typed_settings_record_holds_every_setting_of_a_plan() -> None:
     assert record.sglang_state_dir == table.BY_NAME["sglang_state_dir"].default
     with pytest.raises(dataclasses.FrozenInstanceError):
         record.sglang_restart_batch = 2  # type: ignore[misc]
+
+
+def test_a_step_without_a_plan_reads_a_setting_through_the_table() -> None:
+    """plan.yml's, kubernetes.yml's and import_profiles.yml's actions: checked by the row, its default where unset."""
+    errors = Collector()
+    assert table.one_value("sglang_k8s_kind", {}, errors) == "rbg"
+    assert table.one_value("sglang_profiles_dir", {}, errors) is None
+    assert table.one_value("sglang_profile", {"sglang_profile": "p"}, errors) == "p"
+    assert not errors.findings
+    assert table.one_value("sglang_profiles_dir", {"sglang_profiles_dir": " "}, errors) is None
+    assert [f.variable for f in errors.findings] == ["sglang_profiles_dir"]
+    with pytest.raises(ValueError):
+        table.one_value("sglang_etc_dir", {}, errors)  # a host setting differs per host
