@@ -12,7 +12,10 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.ascend.sglang.plugins.module_utils.files._atomic_files import place_all
 from ansible_collections.ascend.sglang.plugins.plugin_utils.importer import _import_output, _import_profile, _import_validate
 from ansible_collections.ascend.sglang.plugins.plugin_utils.importer._import_doc import ImportRefusal, read_document
+from ansible_collections.ascend.sglang.plugins.plugin_utils.core._errors import Collector, PlanError
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._serialize import plain
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _settings
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._inputs import UNREADABLE, template_reader
 
 
 class ActionModule(ActionBase):
@@ -23,6 +26,8 @@ class ActionModule(ActionBase):
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars or {})
         args = plain(self._task.args)  # plain Python: Ansible's tagged types reach no writer
+        args.update({option: value for option, value in self._run_values(task_vars or {}).items()
+                     if not args.get(option)})
         if not args.get("source"):
             raise AnsibleActionFail("variable 'sglang_import_source' is not set: pass -e sglang_import_source=FILE "
                                     "(a best-practice document saved as text, or an MDX page)")
@@ -76,6 +81,25 @@ class ActionModule(ActionBase):
         if placed.get("diff"):
             result["diff"] = placed["diff"]
         return result
+
+    def _run_values(self, task_vars) -> dict:
+        """The run's values of the options, read through the settings table (checked, the table's default where
+        unset): import_profiles.yml passes none, so no Jinja default restates the table."""
+        errors = Collector()
+        read = template_reader(self._templar, errors)
+        given = {name: read(task_vars, name, None) for name in _OPTIONS.values() if name in task_vars}
+        values = {option: _settings.one_value(name, {k: v for k, v in given.items() if v is not UNREADABLE}, errors)
+                  for option, name in _OPTIONS.items()}
+        try:
+            errors.raise_if_any()
+        except PlanError as exc:
+            raise AnsibleActionFail(exc.render("sglang import")) from None
+        return values
+
+
+# Option -> the run setting it takes when not given.
+_OPTIONS = {"source": "sglang_import_source", "dest": "sglang_profiles_dir",
+            "parser_python": "sglang_import_parser_python", "router_python": "sglang_import_router_python"}
 
 
 def _read_source(source: str) -> str:

@@ -12,6 +12,7 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.ascend.sglang.plugins.module_utils.files._atomic_files import place_all
 from ansible_collections.ascend.sglang.plugins.plugin_utils.targets import _k8s_export, _k8s_manifests
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._errors import Collector, PlanError
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _settings
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._inputs import UNREADABLE, read_inventory, template_reader
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._output_dir import ForeignFiles, refuse_foreign
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._serialize import plain
@@ -26,14 +27,20 @@ class ActionModule(ActionBase):
         task_vars = task_vars or {}
         result = super().run(tmp, task_vars)
         args = plain(self._task.args)  # plain Python: Ansible's tagged types reach no writer
-        if not args.get("profile"):
-            raise AnsibleActionFail("variable 'sglang_profile' is not set: pass -e sglang_profile=<id>")
-        if not args.get("dest"):
-            raise AnsibleActionFail("variable 'sglang_k8s_dir' is not set: pass -e sglang_k8s_dir=DIR")
         errors = Collector()
         # The run's sglang_* values through the settings table, as plan.yml reads the play's (no host is planned).
         read = template_reader(self._templar, errors)
         variables = read_inventory({}, {}, task_vars, read, errors)[1]
+        # The options where a caller gives them, else the run's values through the table (kubernetes.yml passes
+        # none: no Jinja default beside the table's).
+        for option, name in (("profile", "sglang_profile"), ("dest", "sglang_k8s_dir"),
+                             ("profiles_dir", "sglang_profiles_dir")):
+            if not args.get(option):
+                args[option] = _settings.one_value(name, variables, errors)
+        if not args.get("profile"):
+            raise AnsibleActionFail("variable 'sglang_profile' is not set: pass -e sglang_profile=<id>")
+        if not args.get("dest"):
+            raise AnsibleActionFail("variable 'sglang_k8s_dir' is not set: pass -e sglang_k8s_dir=DIR")
         nic = read(task_vars, "sglang_nic", None) if "sglang_nic" in task_vars else None
         try:
             exported = _k8s_export.export(str(args["profile"]), variables, None if nic is UNREADABLE else nic, errors,

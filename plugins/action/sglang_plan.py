@@ -9,6 +9,7 @@ import os
 from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _settings
 from ansible_collections.ascend.sglang.plugins.plugin_utils.report import _plan_table
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._errors import Collector, PlanError
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._inputs import plan_inputs, read_inventory, template_reader
@@ -24,21 +25,24 @@ class ActionModule(ActionBase):
         task_vars = task_vars or {}
         result = super().run(tmp, task_vars)
         args = plain(self._task.args)  # plain Python: Ansible's tagged types reach no writer
-        profile_id = args.get("profile")
-        if not profile_id:
-            # A result, not an exception: plan.yml's next task shows it (this task's own result is not logged).
-            result.update(failed=True, msg="sglang plan rejected: variable 'sglang_profile' is not set: pass "
-                                           "-e sglang_profile=<id> or run one of the per-profile playbooks")
-            return result
         groups = task_vars.get("groups") or {}
         hostvars = task_vars.get("hostvars") or {}
         errors = Collector()
         # Every sglang_* name of the play and of each planned host, through the settings table.
         host_values, variables = read_inventory(groups, hostvars, task_vars, template_reader(self._templar, errors), errors)
+        # The planner's own inputs: the options where a caller gives them, else the run's values read through the
+        # table here (plan.yml passes none: no Jinja default beside the table's).
+        profile_id = args.get("profile") or _settings.one_value("sglang_profile", variables, errors)
+        profiles_dir = args.get("profiles_dir") or _settings.one_value("sglang_profiles_dir", variables, errors)
+        if not profile_id:
+            # A result, not an exception: plan.yml's next task shows it (this task's own result is not logged).
+            result.update(failed=True, msg="sglang plan rejected: variable 'sglang_profile' is not set: pass "
+                                           "-e sglang_profile=<id> or run one of the per-profile playbooks")
+            return result
         self._check_archive(variables, errors)
         self._check_controller(errors)
         try:
-            result_plan = plan_inputs(profile_id, groups, host_values, variables, errors, args.get("profiles_dir"))
+            result_plan = plan_inputs(str(profile_id), groups, host_values, variables, errors, profiles_dir)
         except PlanError as exc:
             result.update(failed=True, msg=exc.render(), findings=exc.as_dicts())
             return result

@@ -84,6 +84,14 @@ class ActionModule(ActionBase):
         settings.update(given)
         return settings
 
+    def _host_secrets(self, task_vars: dict):
+        """The host's sglang_secrets, read here and nowhere else.  Their values never enter the plan (the planner
+        keeps the flag names only, and the plan is a fact every host can read), so the playbooks cannot take them
+        from sglang_plan.settings; reading them in this one place keeps a Jinja default out of every caller.
+        Unset: none (the plan's secret flags then name what is missing)."""
+        value = task_vars.get("sglang_secrets")
+        return None if value is None else plain(self._templar.template(value))
+
     def run(self, tmp=None, task_vars=None):
         task_vars = task_vars or {}
         result = super().run(tmp, task_vars)
@@ -101,7 +109,8 @@ class ActionModule(ActionBase):
         host = str(args.get("host") or task_vars.get("inventory_hostname"))
         host_plan = plan.hosts.get(host) or HostPlan.empty()
         settings = self._settings(args, host_plan)
-        specs = _host_specs(host_plan, settings, args, roles, kinds, profile)
+        secrets = args["secrets"] if "secrets" in args else self._host_secrets(task_vars)
+        specs = _host_specs(host_plan, settings, args, roles, kinds, profile, secrets)
         cfg = dict(DEFAULT_SETTINGS, **settings)
         paths = [os.path.join(str(cfg[spec.dir]), spec.name) for spec in specs]
         # The services whose files this call writes, their stale watchdog units to look for and the units whose
@@ -218,12 +227,12 @@ class ActionModule(ActionBase):
             raise AnsibleActionFail(str(exc)) from None
 
 
-def _host_specs(host_plan: HostPlan, settings: dict, args: dict, roles, kinds, profile: str) -> list:
+def _host_specs(host_plan: HostPlan, settings: dict, args: dict, roles, kinds, profile: str, secrets) -> list:
     """The files of one host (with its cann_env.sh first when asked); refuses a server whose secrets the host does
     not see."""
     try:
         specs = host_files(host_plan, settings, roles=roles, kinds=kinds, profile=profile,
-                           secrets=args.get("secrets") or {})
+                           secrets=secrets or {})
     except ValueError as exc:
         raise AnsibleActionFail(str(exc)) from None
     if boolean(args.get("cann_env") or False, strict=False):

@@ -9,10 +9,13 @@ class ModuleDocFragment:
     DOCUMENTATION = r"""
 options:
   profile:
-    description: Profile id, the name of a file under the collection's C(profiles/) without C(.yml).
+    description: >-
+      Profile id, the name of a file under the collection's C(profiles/) without C(.yml). Unset, the run's
+      C(sglang_profile), read through the settings table by the action (the playbooks pass none).
     type: str
-    required: true
   profiles_dir:
-    description: Read profiles from this directory instead of the collection's.
+    description: >-
+      Read profiles from this directory before the collection's. Unset, the run's C(sglang_profiles_dir), read
+      through the settings table by the action.
     type: path
 """

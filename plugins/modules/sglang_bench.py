@@ -39,13 +39,13 @@ options:
   overrides:
     description: >-
       Flag -> value changes, e.g. C({--num-prompts: 64, --dataset-name: random-ids}); a list gives several
-      values, C(true) a bare flag, C(null) or C(false) removes the flag. Flags must be full C(--names).
+      values, C(true) a bare flag, C(null) or C(false) removes the flag. Flags must be full C(--names). Unset: the
+      plan's flags as they are (the playbooks pass C(sglang_bench_overrides), whose default the settings table holds).
     type: dict
-    default: {}
   python:
     description: >-
-      Interpreter with SGLang installed on the benchmark host (C(sglang_plan.bench.python), or the operator's
-      C(sglang_bench_python)).
+      Interpreter with SGLang installed on the benchmark host (the plan's C(sglang_bench_python): the operator's,
+      else the servers').
     type: str
     required: true
   tokenizer:
@@ -60,9 +60,10 @@ options:
     type: int
     required: true
   environment:
-    description: Extra environment variables of the benchmark process (e.g. C(HF_HUB_OFFLINE=1)).
+    description: >-
+      Extra environment variables of the benchmark process (e.g. C(HF_HUB_OFFLINE=1)); unset, none (the playbooks
+      pass C(sglang_bench_environment), whose default the settings table holds).
     type: dict
-    default: {}
 extends_documentation_fragment:
   - ascend.sglang.attributes.host
 author:
@@ -131,12 +132,12 @@ def main():
             "flags": {"type": "list", "elements": "raw", "required": True},
             "module": {"type": "str", "default": "sglang.bench_serving"},
             "prefix": {"type": "list", "elements": "str", "default": []},
-            "overrides": {"type": "dict", "default": {}},
+            "overrides": {"type": "dict"},
             "python": {"type": "str", "required": True},
             "tokenizer": {"type": "str", "no_log": False},  # a directory, not a secret
             "model": {"type": "str"},
             "timeout": {"type": "int", "required": True},
-            "environment": {"type": "dict", "default": {}},
+            "environment": {"type": "dict"},
         },
         supports_check_mode=True,
     )

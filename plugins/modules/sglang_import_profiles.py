@@ -43,13 +43,15 @@ description:
 version_added: 0.5.0
 options:
   source:
-    description: The document to import, a text or MDX file (C(sglang_import_source)).
+    description: >-
+      The document to import, a text or MDX file; unset, the run's C(sglang_import_source), read through the
+      settings table by the action (required one way or the other).
     type: path
-    required: true
   dest:
-    description: The controller directory the profiles are written into (C(sglang_profiles_dir)).
+    description: >-
+      The controller directory the profiles are written into; unset, the run's C(sglang_profiles_dir), read
+      through the settings table by the action (required one way or the other).
     type: path
-    required: true
   curate:
     description:
       - Apply the collection's recorded deviations and figure corrections of sections with the same title.

@@ -25,9 +25,10 @@ description:
 version_added: 0.1.0
 options:
   dest:
-    description: The controller directory the manifests are written into (C(sglang_k8s_dir)).
+    description: >-
+      The controller directory the manifests are written into; unset, the run's C(sglang_k8s_dir), read through
+      the settings table by the action (required one way or the other).
     type: path
-    required: true
 extends_documentation_fragment:
   - ascend.sglang.attributes.controller
   - ascend.sglang.profile

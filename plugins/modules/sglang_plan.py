@@ -298,11 +298,12 @@ notes:
     deployment runs (<deployment>.json, written by deploy.yml, upgrade.yml and retire.yml; read by plan.yml and
     retire.yml)."
   - "C(sglang_bench_dir) (run; path; default \"sglang-bench\"): Controller directory of the benchmark results."
-  - "C(sglang_bench_environment) (run; dict; default -): Extra environment of the benchmark client."
+  - "C(sglang_bench_environment) (run; dict; default {}): Extra environment of the benchmark client."
   - "C(sglang_bench_fail) (run; bool; default true): bench.yml fails when a documented target is missed."
   - "C(sglang_bench_model) (run; str; default -): --model of the benchmark client."
-  - "C(sglang_bench_overrides) (run; dict; default -): Flags over the documented benchmark command."
-  - "C(sglang_bench_python) (run; str; default -): Interpreter of the benchmark client."
+  - "C(sglang_bench_overrides) (run; dict; default {}): Flags over the documented benchmark command."
+  - "C(sglang_bench_python) (run; str; default -): Interpreter of the benchmark client (default: the servers',
+    sglang_python)."
   - "C(sglang_bench_timeout) (run; int; default 7200): Seconds the benchmark may run."
   - "C(sglang_bench_tokenizer) (run; str; default -): --tokenizer of the benchmark client."
   - "C(sglang_bench_tpot_target_ms) (run; float; default -): TPOT target of the benchmark in ms (default: the

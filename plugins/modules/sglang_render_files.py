@@ -58,9 +58,10 @@ options:
     type: dict
     default: {}
   secrets:
-    description: C(sglang_secrets) (role -> flag -> value) for the services with secret flags (deployment only).
+    description: >-
+      Role -> flag -> value for the services with secret flags (deployment only). Unset, the host's own
+      C(sglang_secrets), read by the action (their values never enter the plan).
     type: dict
-    default: {}
   restart_all:
     description: Deployment - restart every selected service (e.g. C(cann_env.sh) or the packages changed), not
       only those whose files changed.
@@ -95,7 +96,6 @@ EXAMPLES = r"""
   ascend.sglang.sglang_render_files:
     plan: "{{ sglang_plan }}"
     roles: [prefill]
-    secrets: "{{ sglang_secrets | default({}) }}"
     settings:
       sglang_etc_dir: /etc/sglang
   register: files

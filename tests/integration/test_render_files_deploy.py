@@ -34,13 +34,17 @@ OTHER = dict(SERVICE, name="sglang-decode-i1-r0", instance=1, instance_key="deco
 
 def run(tmp: Path, services: list, *flags: str, settings: dict | None = None,
         record_start: float | None = None, secrets: dict | None = None, ok: bool = True,
-        cann: dict | None = None, roles: tuple = ("decode",)) -> tuple[dict, str]:
+        cann: dict | None = None, roles: tuple = ("decode",), host_secrets: dict | None = None) -> tuple[dict, str]:
+    """host_secrets: no secrets option; the host's sglang_secrets are these (None: unset), as deploy.yml runs it."""
     plan = plan_dict({"h": {"services": services, **({"cann": cann} if cann is not None else {})}})
     out = tmp / "result.json"
     book = [{"hosts": "h", "gather_facts": False, "connection": "local",
-             "vars": {"ansible_python_interpreter": sys.executable}, "tasks": [
+             "vars": {"ansible_python_interpreter": sys.executable,
+                      **({"sglang_secrets": host_secrets} if host_secrets else {})}, "tasks": [
                  {"name": "files", "ascend.sglang.sglang_render_files": {
-                     "plan": plan, "roles": list(roles), "secrets": {"decode": {"--api-key": "api-key-value"}} if secrets is None else secrets,
+                     "plan": plan, "roles": list(roles),
+                     **({} if host_secrets is not None else
+                        {"secrets": {"decode": {"--api-key": "api-key-value"}} if secrets is None else secrets}),
                      "settings": {"sglang_etc_dir": str(tmp / "etc"), "sglang_libexec_dir": str(tmp / "libexec"),
                                   "sglang_systemd_dir": str(tmp / "systemd"), **(settings or {})},
                      **({"record_start": record_start, "record_path": str(tmp / "state" / "last-deploy.json")}
@@ -141,6 +145,19 @@ def test_a_secret_value_the_host_does_not_see_stops_before_anything_is_written(t
     assert ("sglang-decode-i0-r0: the plan gives --api-key from sglang_secrets.decode, but this host does not see "
             "--api-key (define sglang_secrets for the server hosts too") in " ".join(text.split())
     assert not (tmp_path / "etc").exists()
+
+
+@pytest.mark.skipif(not ROOT_USER, reason="secret files are owned by root: the plan gives secret flags as root only")
+def test_without_the_secrets_option_the_action_reads_the_hosts_own_sglang_secrets(tmp_path: Path) -> None:
+    """deploy.yml and upgrade.yml pass no secrets: the action reads the host's sglang_secrets, the one place their
+    values are read (they never enter the plan); unset, the plan's secret flag is missing and nothing is written."""
+    _got, text = run(tmp_path, [SERVICE], host_secrets={"decode": {"--api-key": "host-key-value"}})
+    assert "host-key-value" in (tmp_path / "etc" / f"{SERVICE['name']}.secrets").read_text(encoding="utf-8")
+    assert "host-key-value" not in text
+    (tmp_path / "unset").mkdir()
+    _got, text = run(tmp_path / "unset", [SERVICE], host_secrets={}, ok=False)
+    assert "this host does not see --api-key" in " ".join(text.split())
+    assert not (tmp_path / "unset" / "etc").exists()
 
 
 def test_cann_env_in_the_same_call_restarts_the_services_that_source_it_when_it_changes(tmp_path: Path) -> None:

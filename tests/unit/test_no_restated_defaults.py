@@ -80,48 +80,52 @@ def test_no_playbook_or_role_restates_a_table_default() -> None:
     assert not problems, "\n".join(problems)
 
 
-# An operator's value read raw with a default beside it (the variable itself, not an attribute of the plan).
-RAW_DEFAULT_RE = re.compile(r"(?<![\w.\]'\"])(sglang_[a-z0-9_]+)\s*\|\s*default\(")
+# The issue's done-when as a test: no ``| default(`` around an operator's setting in playbooks or roles, read raw
+# (``sglang_X``, ``hostvars[h].sglang_X``) or from the plan (``sglang_plan.settings.sglang_X``, an alias of it), and no
+# operator's setting as the argument of a ``default(`` (a chain that falls back on the raw variable).  The plan holds
+# every deployment and run setting, checked (None where unset and without a default: a module takes None as unset);
+# a step that runs before the plan or without one (plan.yml, kubernetes.yml, import_profiles.yml) lets its action
+# read the value through the table; sglang_secrets, whose values never enter the plan, is read by the render action.
+SETTING_DEFAULT_RE = re.compile(r"(?<![\w])(sglang_[a-z0-9_]+)\s*\|\s*default\(")
+SETTING_AS_DEFAULT_RE = re.compile(r"\bdefault\(\s*(?:hostvars\[[^\]]*\]\.)?(sglang_[a-z0-9_]+)\b(?!\s*\.)")
 OPERATOR_SCOPES = (table.DEPLOYMENT, table.HOST, table.RUN)
-# Where a raw read is the only one there is: the plan is not made yet, or never.
-RAW_READERS = {
-    "playbooks/plan.yml": "the planner's own inputs: the plan is being made",
-    "playbooks/kubernetes.yml": "the export checks its values itself and plans a stand-in fleet",
-    "playbooks/import_profiles.yml": "the importer makes no plan",
-}
-# Values the plan does not keep: the secrets' values never enter it (its check keeps the flag names only).
-NOT_IN_THE_PLAN = {"sglang_secrets"}
+# Every file of the playbooks and the roles a value is templated in.
+SETTING_SCANNED = ("playbooks/**/*.yml", "roles/**/*.yml", "roles/*/templates/*")
 
 
-def raw_defaults(text: str) -> list[tuple[int, str]]:
-    """(line, variable) of every ``sglang_X | default(`` that reads an operator's setting raw instead of from the
-    plan (sglang_plan.settings holds it checked; a row without a default is absent there while unset)."""
+def setting_defaults(text: str) -> list[tuple[int, str]]:
+    """(line, variable) of every ``| default(`` around an operator's setting, and of every ``default(`` falling back
+    on one; the collection's own facts (internal rows, ``__sglang_*``) are not settings."""
     found = []
-    for match in RAW_DEFAULT_RE.finditer(text):
-        row = table.BY_NAME.get(match.group(1))
-        line_start = text.rfind("\n", 0, match.start()) + 1
-        if row is None or row.scope not in OPERATOR_SCOPES or row.name in NOT_IN_THE_PLAN:
-            continue
-        if text[line_start:match.start()].lstrip().startswith("#"):
-            continue
-        found.append((text.count("\n", 0, match.start()) + 1, row.name))
-    return found
+    for regex in (SETTING_DEFAULT_RE, SETTING_AS_DEFAULT_RE):
+        for match in regex.finditer(text):
+            row = table.BY_NAME.get(match.group(1))
+            line_start = text.rfind("\n", 0, match.start()) + 1
+            if row is None or row.scope not in OPERATOR_SCOPES:
+                continue
+            if text[line_start:match.start()].lstrip().startswith("#"):
+                continue
+            found.append((text.count("\n", 0, match.start()) + 1, row.name))
+    return sorted(found)
 
 
-def test_the_scan_sees_a_raw_setting_read_with_a_default() -> None:
-    assert raw_defaults("x: \"{{ sglang_npu_smi | default(omit) }}\"\n") == [(1, "sglang_npu_smi")]
-    assert not raw_defaults("{{ hostvars['localhost'].sglang_plan.settings.sglang_npu_smi | default(omit) }}")
-    assert not raw_defaults("{{ __sglang_run.sglang_npu_smi | default(omit) }} {{ __sglang_x | default(1) }}")
-    assert not raw_defaults("# sglang_npu_smi | default(omit)\n{{ sglang_secrets | default({}) }}")
-    assert not raw_defaults("{{ sglang_stage_observed | default({}) }}")  # registered by the collection
+def test_the_scan_sees_a_setting_read_with_a_default() -> None:
+    assert setting_defaults("x: \"{{ sglang_npu_smi | default(omit) }}\"\n") == [(1, "sglang_npu_smi")]
+    assert setting_defaults("{{ hostvars['localhost'].sglang_plan.settings.sglang_npu_smi | default(omit) }}")
+    assert setting_defaults("{{ __sglang_run.sglang_npu_smi | default(omit) }}")
+    assert setting_defaults("{{ hostvars[h].sglang_secrets | default({}) }}")
+    assert setting_defaults("{{ x | default(sglang_bench_python) }}") == [(1, "sglang_bench_python")]
+    assert not setting_defaults("{{ x | default(sglang_plan.bench.python) }}")  # the plan, an internal fact
+    assert not setting_defaults("{{ __sglang_x | default(1) }} {{ sglang_stage_observed | default({}) }}")
+    assert not setting_defaults("# sglang_npu_smi | default(omit)\n{{ sglang_fleet_record | default(none) }}")
 
 
-def test_no_playbook_or_role_reads_an_operators_setting_raw_with_a_default() -> None:
-    problems = [f"{path.relative_to(ROOT)}:{line}: {name} | default(...): read it from the plan, checked "
-                f"(sglang_plan.settings.{name}, or hostvars['localhost'].sglang_plan.settings on a host)"
-                for pattern in SCANNED for path in sorted(ROOT.glob(pattern))
-                if path.is_file() and str(path.relative_to(ROOT)) not in RAW_READERS
-                for line, name in raw_defaults(path.read_text(encoding="utf-8"))]
+def test_no_playbook_or_role_puts_a_default_around_a_setting() -> None:
+    problems = [f"{path.relative_to(ROOT)}:{line}: default() around {name}: read sglang_plan.settings.{name} as it "
+                "is (the plan holds every setting, None where unset), or let the action read it through the table "
+                "where no plan exists"
+                for pattern in SETTING_SCANNED for path in sorted(ROOT.glob(pattern))
+                if path.is_file() for line, name in setting_defaults(path.read_text(encoding="utf-8"))]
     assert not problems, "\n".join(problems)
 
 
@@ -316,3 +320,16 @@ def test_the_typed_settings_record_holds_every_setting_of_a_plan() -> None:
     assert record.sglang_state_dir == table.BY_NAME["sglang_state_dir"].default
     with pytest.raises(dataclasses.FrozenInstanceError):
         record.sglang_restart_batch = 2  # type: ignore[misc]
+
+
+def test_a_step_without_a_plan_reads_a_setting_through_the_table() -> None:
+    """plan.yml's, kubernetes.yml's and import_profiles.yml's actions: checked by the row, its default where unset."""
+    errors = Collector()
+    assert table.one_value("sglang_k8s_kind", {}, errors) == "rbg"
+    assert table.one_value("sglang_profiles_dir", {}, errors) is None
+    assert table.one_value("sglang_profile", {"sglang_profile": "p"}, errors) == "p"
+    assert not errors.findings
+    assert table.one_value("sglang_profiles_dir", {"sglang_profiles_dir": " "}, errors) is None
+    assert [f.variable for f in errors.findings] == ["sglang_profiles_dir"]
+    with pytest.raises(ValueError):
+        table.one_value("sglang_etc_dir", {}, errors)  # a host setting differs per host

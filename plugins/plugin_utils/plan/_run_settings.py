@@ -7,7 +7,8 @@ filters read them from ``sglang_plan.settings`` as they use them, and none parse
   ``pending`` (the instances with a restart pending, which only the hosts' status can tell at run time);
 - ``sglang_restart_batch``: the count of instances a restart batch or an upgrade wave may take out of service,
   a percentage being of the plan's server instances (rounded down, at least 1: a Kubernetes maxUnavailable);
-- ``sglang_retire``: the instance keys or hosts retire.yml takes out (none when unset).
+- ``sglang_retire``: the instance keys or hosts retire.yml takes out (none when unset);
+- ``sglang_bench_python``: the benchmark client's interpreter, the servers' (``sglang_python``) when unset.
 
 The settings table (``_settings.py``) has checked each value's form; what is left to check here needs the plan
 (an instance key restart.yml is asked to restart must be planned).  Private to the collection; pure, no Ansible
@@ -59,4 +60,6 @@ def resolve(checked: Mapping[str, Any], instances: Iterable[Any], errors: Collec
     # The fleet a percentage is of: the plan's server instances, counted here alone.
     out["sglang_restart_batch"] = restart_batch_count(checked["sglang_restart_batch"], len(keys))
     out["sglang_retire"] = list(checked.get("sglang_retire") or [])
+    # The benchmark client runs with the servers' interpreter unless given one (the plan's bench command does).
+    out["sglang_bench_python"] = checked.get("sglang_bench_python") or checked.get("sglang_python")
     return out

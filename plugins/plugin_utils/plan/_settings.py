@@ -644,11 +644,12 @@ TABLE: tuple[Setting, ...] = (
       _controller_path, "sglang-state", "path"),
     S("sglang_bench_dir", RUN, "Controller directory of the benchmark results.", _controller_path, "sglang-bench",
       "path"),
-    S("sglang_bench_environment", RUN, "Extra environment of the benchmark client.", _mapping, type="dict"),
+    S("sglang_bench_environment", RUN, "Extra environment of the benchmark client.", _mapping, {}, "dict"),
     S("sglang_bench_fail", RUN, "bench.yml fails when a documented target is missed.", c.boolean, True, "bool"),
     S("sglang_bench_model", RUN, "--model of the benchmark client.", c.text),
-    S("sglang_bench_overrides", RUN, "Flags over the documented benchmark command.", _mapping, type="dict"),
-    S("sglang_bench_python", RUN, "Interpreter of the benchmark client.", c.command),
+    S("sglang_bench_overrides", RUN, "Flags over the documented benchmark command.", _mapping, {}, "dict"),
+    S("sglang_bench_python", RUN, "Interpreter of the benchmark client (default: the servers', sglang_python).",
+      c.command, resolved="str"),
     S("sglang_bench_timeout", RUN, "Seconds the benchmark may run.", _int(1, 604800), 7200, "int"),
     S("sglang_bench_tokenizer", RUN, "--tokenizer of the benchmark client.", c.text),
     S("sglang_bench_tpot_target_ms", RUN, "TPOT target of the benchmark in ms (default: the profile's).", c.positive, type="float"),
@@ -756,6 +757,22 @@ def check(row: Setting, value: Any, errors: Collector, where: c.Where) -> Any:
     return value if row.check is None else row.check(value, errors, where)
 
 
+def one_value(name: str, variables: Mapping[str, Any], errors: Collector) -> Any:
+    """One deployment or run value for a step that runs before the plan or without one (plan.yml's own inputs, the
+    Kubernetes export, the importer): checked by its row as the plan checks it, the row's default where it is unset
+    or refused (None where the row has none).  The one place such a step applies a default: its playbook passes
+    nothing, so no Jinja default restates the table."""
+    row = BY_NAME[name]
+    if row.scope not in ONE_VALUE:
+        raise ValueError(f"{name} is a {row.scope} setting, not read once for the run")
+    default = None if row.default is NO_DEFAULT else row.default
+    value = variables.get(name)
+    if value is None:
+        return default
+    checked = check(row, value, errors, c.Where(name))
+    return default if checked is None else checked
+
+
 def check_host_values(values: Mapping[str, Any], errors: Collector, group: str | None, host: str | None
                       ) -> dict[str, Any]:
     """One host's host-scope values (those it sets) -> every host setting with a default, checked, the host's
@@ -789,8 +806,11 @@ def check_one_values(variables: Mapping[str, Any], errors: Collector) -> dict[st
     value set of a row with a checker of its own, checked: the checked value, the table's default where the value
     is unset or refused (a refused value is in ``errors``).  The plan keeps it (``sglang_plan.settings``): the
     operations playbooks read their settings there, so that none restates a default of this table.  A value of a
-    row checked by the planner with the profile is left to the planner (not returned)."""
-    out = {row.name: row.default for row in TABLE if row.scope in ONE_VALUE and row.default is not NO_DEFAULT}
+    row checked by the planner with the profile is left to the planner (not returned).  Every row it returns is
+    there, None where it is unset and has no default: a playbook reads ``sglang_plan.settings.<name>`` as it is, with
+    no Jinja ``default()`` of its own (None reaches a module option as unset)."""
+    out = {row.name: None if row.default is NO_DEFAULT else row.default for row in TABLE
+           if row.scope in ONE_VALUE and (row.default is not NO_DEFAULT or row.check is not None)}
     for name, value in variables.items():
         row = BY_NAME.get(name)
         if row is not None and row.scope in ONE_VALUE and value is not None:

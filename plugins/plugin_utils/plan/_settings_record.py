@@ -96,11 +96,11 @@ class PlanSettings:
     sglang_stage_progress_interval: int
     sglang_state_dir: str
     sglang_bench_dir: str
-    sglang_bench_environment: dict[str, Any] | None
+    sglang_bench_environment: dict[str, Any]
     sglang_bench_fail: bool
     sglang_bench_model: str | None
-    sglang_bench_overrides: dict[str, Any] | None
-    sglang_bench_python: str | None
+    sglang_bench_overrides: dict[str, Any]
+    sglang_bench_python: str
     sglang_bench_timeout: int
     sglang_bench_tokenizer: str | None
     sglang_bench_tpot_target_ms: float | None

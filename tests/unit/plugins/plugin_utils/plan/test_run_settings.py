@@ -90,3 +90,15 @@ def test_a_source_that_is_the_model_path_is_refused_on_the_checked_values() -> N
     with pytest.raises(PlanError) as caught:
         _settings_of({"sglang_model_source": "/m/"})
     assert [f.variable for f in caught.value.findings] == ["sglang_model_source"], caught.value.render()
+
+
+def test_the_bench_client_runs_with_the_servers_interpreter_unless_given_one() -> None:
+    assert _settings_of()["sglang_bench_python"] == "python3"
+    assert _settings_of({"sglang_python": "/opt/sglang/bin/python3"})["sglang_bench_python"] == "/opt/sglang/bin/python3"
+    assert _settings_of({"sglang_bench_python": "/opt/bench/bin/python"})["sglang_bench_python"] == "/opt/bench/bin/python"
+
+
+def test_the_plan_holds_every_checked_setting_none_where_unset() -> None:
+    settings = _settings_of()
+    assert settings["sglang_npu_smi"] is None and settings["sglang_plan_file"] is None
+    assert settings["sglang_bench_overrides"] == {} and settings["sglang_status_timeout"] == 5
