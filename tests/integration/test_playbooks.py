@@ -269,7 +269,7 @@ def test_playbook_syntax() -> None:
     # One per profile (40 January + the pd32 alias + 154 of the current pages + 25 of the nightly tests) + deploy,
     # plan, render, preflight, doctor, status, stop, restart, retire, upgrade, bench, collect, monitoring,
     # kubernetes, import_profiles, stage_weights.
-    assert len(playbooks) == 221 + 16
+    assert len(playbooks) == 223 + 16
     ansible("ansible-playbook", "-i", "inventories/example", "--syntax-check", *playbooks)
 
 

@@ -40,6 +40,7 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import
 MAX_CHARACTERS = 256 * 1024
 MAX_NODES = 50_000
 MAX_DEPTH = 32  # names bound to names bound to ...: a chain this long is no configuration
+MAX_NUMBER = 10 ** 9  # a computed count (prompts, tokens) beyond this is no configuration
 # The harness picks its own ports; the profiles take the ports the pages use for the same roles.
 # The pages' placeholder of the prefill hosts (the first one serves the MemFabric store).
 PREFILL_HOST = "your prefill ip{n}"
@@ -99,6 +100,7 @@ class _Reader:
         self.constants = dict(constants or {})
         self.imported: set[str] = set()
         self.module: dict[str, ast.AST] = {}
+        self.scope: dict[str, ast.AST] = {}  # the test class's attributes, once parse_test has found the class
         for stmt in tree.body:
             if isinstance(stmt, ast.ImportFrom):
                 self.imported |= {alias.asname or alias.name for alias in stmt.names}
@@ -131,6 +133,8 @@ class _Reader:
                 and isinstance(node.operand.value, (int, float)) and not isinstance(node.operand.value, bool):
             return -node.operand.value
         if isinstance(node, ast.Name):
+            if node.id in self.scope:  # the test class's own attribute (num_prompts = max_concurrency * 4)
+                return self.value(self.scope[node.id], what, depth + 1)
             if node.id in self.module:
                 return self.value(self.module[node.id], what, depth + 1)
             if node.id in self.imported and (node.id in NIC_NAMES or _PATH_NAME.match(node.id)):
@@ -144,8 +148,33 @@ class _Reader:
             return self._fstring(node, what, depth)
         if _is_float_inf(node):
             return float("inf")
+        if isinstance(node, (ast.BinOp, ast.Call)):
+            return self._arithmetic(node, what, depth)
         raise refuse(self.name, node, f"{what}: {type(node).__name__} is not a literal (the importer reads literals "
                                       "only and never runs the test)")
+
+    def _arithmetic(self, node: ast.AST, what: str, depth: int) -> int:
+        """Whole-number arithmetic on literals (``int(max_concurrency) * 4``): +, -, * and // of integers, and
+        int() of one, computed here without running anything; any other operation or call is refused."""
+        if isinstance(node, ast.Call):
+            if not (isinstance(node.func, ast.Name) and node.func.id == "int" and len(node.args) == 1
+                    and not node.keywords):
+                raise refuse(self.name, node, f"{what}: a call is not a literal (only int() of a whole number is "
+                                              "read; the importer never runs the test)")
+            result = self.value(node.args[0], what, depth + 1)
+            if isinstance(result, str) and re.fullmatch(r"[0-9]{1,9}", result):
+                result = int(result)
+        else:
+            ops = {ast.Add: int.__add__, ast.Sub: int.__sub__, ast.Mult: int.__mul__, ast.FloorDiv: int.__floordiv__}
+            operation = ops.get(type(node.op))
+            left, right = self.value(node.left, what, depth + 1), self.value(node.right, what, depth + 1)
+            whole = all(isinstance(v, int) and not isinstance(v, bool) for v in (left, right))
+            if operation is None or not whole or (isinstance(node.op, ast.FloorDiv) and right == 0):
+                raise refuse(self.name, node, f"{what}: only +, -, * and // of whole numbers are read")
+            result = operation(left, right)
+        if not isinstance(result, int) or isinstance(result, bool) or abs(result) > MAX_NUMBER:
+            raise refuse(self.name, node, f"{what}: not a whole number up to {MAX_NUMBER}")
+        return result
 
     def _fstring(self, node: ast.JoinedStr, what: str, depth: int) -> list[Any]:
         """An f-string as its parts: text, placeholders and ``$NAME`` for ``os.environ.get("NAME", ...)``
@@ -191,6 +220,7 @@ def parse_test(text: str, name: str, constants: Mapping[str, Any] | None = None)
     tree = _syntax_tree(text, name, constants)
     reader = _Reader(tree, name, constants)
     cls, attrs = _test_class(tree, name)
+    reader.scope = attrs
 
     def attr(key: str, default: Any = None) -> Any:
         return reader.value(attrs[key], f"{cls.name}.{key}") if key in attrs else default

@@ -171,9 +171,21 @@ def test_two_node_mixed_instance():
     assert item.data["cards"] == 16 and item.data["bench"]["args"]["--request-rate"] == "inf"
 
 
+def test_whole_number_arithmetic_on_the_class_attributes_is_read():
+    # The harness's tests compute the prompt count from the concurrency (num_prompts = int(max_concurrency) * 4).
+    text = MIXED.replace("    num_prompts = 16\n", "    num_prompts = int(max_concurrency) * 4 + 0 // 1\n")
+    assert text != MIXED
+    doc = n.read_nightly(text, "perf/demo/test_demo_8b_w8a8_1p_in3k5_out1k5_bs4.py", "Demo-8B")
+    assert "--num-prompts 16" in doc.sections[0].bench
+
+
 @pytest.mark.parametrize("old, new, message", [
-    ('    "--tp-size",\n    2,', '    "--tp-size",\n    int("2"),',
-     "line 25: TestDemo8B.other_args: Call is not a literal"),
+    ('    "--tp-size",\n    2,', '    "--tp-size",\n    float("2"),',
+     "line 25: TestDemo8B.other_args: a call is not a literal (only int() of a whole number is read"),
+    ('    "--tp-size",\n    2,', '    "--tp-size",\n    2 ** 64,', "and // of whole numbers are read"),
+    ('    "--tp-size",\n    2,', '    "--tp-size",\n    "2" * 3,', "and // of whole numbers are read"),
+    ('    "--tp-size",\n    2,', '    "--tp-size",\n    99999 * 99999,', "not a whole number up to 1000000000"),
+    ("    num_prompts = 16\n", "    num_prompts = num_prompts * 4\n", "names bound to names more than 32 deep"),
     ("DEMO_ARGS = [", "DEMO_ARGS = [*BASE_ARGS,", "an unpacked list is not a literal"),
     ('"--device",\n    "npu",', '"--device",\n    DEVICE,', "'DEVICE' is not a literal the file binds"),
     ("    tpot = 20\n", "",
@@ -219,7 +231,7 @@ def test_a_harness_constant_takes_the_recorded_value_only():
 def test_the_file_is_never_run():
     # A call anywhere the configuration reads is refused, not evaluated.
     text = MIXED.replace('"SGLANG_ENABLE_SPEC_V2": "1"', '"SGLANG_ENABLE_SPEC_V2": __import__("os").system("x")')
-    message = r"line 14: TestDemo8B.envs\[SGLANG_ENABLE_SPEC_V2\]: Call is not a literal"
+    message = r"line 14: TestDemo8B.envs\[SGLANG_ENABLE_SPEC_V2\]: a call is not a literal"
     with pytest.raises(ImportRefusal, match=message):
         n.parse_test(text, "t.py")
 

@@ -15,14 +15,14 @@ def test_all_profiles_load():
     ids = available_profiles()
     # The January documents' 40 configurations, the deepseek_r1_pd32 alias, the current pages' 154: the 80
     # that import today (tests/golden/upstream_pages.yml), the 68 configurations the pages changed, kept as
-    # <id>_at_<commit>, and the 6 of sections gone from the pages (retired); and the 25 configurations of SGLang's
+    # <id>_at_<commit>, and the 6 of sections gone from the pages (retired); and the 27 configurations of SGLang's
     # nightly tests that no page documents (tests/golden/upstream_nightly.yml), and one nightly profile retired since
     # a page documents its configuration.
-    assert len(ids) == 221
+    assert len(ids) == 223
     loaded = {pid: load_profile(pid) for pid in ids}
     generations = [profile.generation for pid, profile in loaded.items() if profile.id == pid]
     assert generations.count(FIRST_GENERATION) == 40 and generations.count("2026-11") == 154
-    assert generations.count("nightly") == 26
+    assert generations.count("nightly") == 28
     assert sum(1 for profile in loaded.values() if profile.retired) == 68 + 6 + 1
     for profile in loaded.values():
         assert profile.hardware in NODE_DEVICES
