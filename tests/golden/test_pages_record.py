@@ -4,13 +4,11 @@ previous title, the refusals, a new page and the retired profiles, and keeps wha
 
 from __future__ import annotations
 
-import functools
-import importlib.util
-import sys
 from pathlib import Path
 
 import yaml
 
+from pages_script import import_pages
 from ansible_collections.ascend.sglang.tests.unit.import_pages import MDX, MDX_PIPES
 
 PD = "Demo-R1 W4A8 1P1D 16P IN3K5 OUT1K5 50ms"
@@ -39,17 +37,6 @@ retired:
 gone:
   docs/old/demo_tutorial.mdx: a page that left the set
 """
-
-
-@functools.lru_cache(maxsize=None)
-def import_pages():
-    spec = importlib.util.spec_from_file_location("import_pages", Path(__file__).parents[2] / "scripts" /
-                                                  "import_pages.py")
-    module = importlib.util.module_from_spec(spec)
-    # Registered before it runs: its dataclasses look their module up by name.
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_behind_record_writes_what_it_found(tmp_path: Path) -> None:

@@ -9,12 +9,12 @@ from __future__ import annotations
 import functools
 import os
 import re
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
+from pages_script import import_pages
 from ansible_collections.ascend.sglang.plugins.plugin_utils.importer import _import_profile
 from ansible_collections.ascend.sglang.plugins.plugin_utils.importer._import_doc import ImportRefusal, read_document
 
@@ -38,20 +38,6 @@ def missing_reason() -> str | None:
 if missing_reason() and REQUIRED:
     raise pytest.UsageError(f"SGLANG_UPSTREAM_PAGES_REQUIRED=1 but {missing_reason()}")
 pytestmark = pytest.mark.skipif(missing_reason() is not None, reason=str(missing_reason()))
-
-
-@functools.lru_cache(maxsize=None)
-def import_pages():
-    """scripts/import_pages.py, which writes the shipped profiles from the pages (loaded once)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("import_pages", Path(__file__).parents[2] / "scripts" /
-                                                  "import_pages.py")
-    module = importlib.util.module_from_spec(spec)
-    # Registered before it runs: its dataclasses look their module up by name.
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 @functools.lru_cache(maxsize=None)
