@@ -16,11 +16,9 @@ from ansible.errors import AnsibleFilterError
 
 
 def _typed(plan):
-    from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import typed_plan
-    try:
-        return typed_plan(plan)
-    except ValueError as exc:
-        raise AnsibleFilterError(str(exc)) from None
+    """The whole typed plan, with the error of the day-two filters' boundary (sglang_operations.py's)."""
+    from ansible_collections.ascend.sglang.plugins.filter.sglang_operations import _typed as typed
+    return typed(plan)
 
 
 def _results(hostvars, hosts, name):
