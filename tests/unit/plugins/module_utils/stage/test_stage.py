@@ -91,6 +91,17 @@ def _source(root: Path, shard: int = 200_000, tail: int = 0) -> dict[str, int]:
     return {rel: len(data) for rel, data in files.items()}
 
 
+def _on_disk(stage: str) -> int:
+    """The bytes rsync has written under staging's files, its hidden temporary file of the one in flight included."""
+    total = 0
+    for entry in Path(stage, "files").rglob("*"):
+        try:
+            total += entry.stat().st_size if entry.is_file() else 0
+        except FileNotFoundError:  # a temporary file renamed as the walk passed it
+            pass
+    return total
+
+
 def _listing(rsync: str, src: Path) -> dict[str, list[int]]:
     seen = _stage.observe("/nonexistent/M", str(src), rsync, 60)
     assert seen["source_error"] is None
@@ -169,8 +180,11 @@ def test_an_interrupted_pull_keeps_its_bytes_out_of_the_model_directory_and_resu
         path = str(tmp_path / "M")
         files = sorted(expected)
         _stage.start(path, source, files, False, rsync, 2000, False)  # 2 MB/s: 1.5 s per shard, 35 s in all
-        for _unused in range(400):  # bounded: until rsync has fetched more than one shard's worth of bytes
-            if (_stage.poll(path)["progress"] or {}).get("bytes", 0) > 3_500_000:
+        # Bounded: until more than one shard's worth of bytes is on disk in staging. Not rsync's progress figure: it
+        # counts what the sender has sent, and on a busy machine the receiver may not have written any of it when it
+        # is stopped (a local copy's receiver is told to exit, not to drain what is still in the socket).
+        for _unused in range(600):
+            if _on_disk(_stage.staging_dir(path)) > 3_500_000:
                 break
             time.sleep(0.05)
         assert _stage.stop(path)
