@@ -405,12 +405,12 @@ def observe_weights(req: Mapping[str, Any] | None, check_mode: bool) -> dict[str
     return out
 
 
-def observe(req: Mapping[str, Any], npu_smi: str = "npu-smi", driver_info: str = DRIVER_INFO,
-            toolkit_info: list[str] | tuple[str, ...] = TOOLKIT_INFO, probe_timeout: float = 3.0,
-            runtime_timeout: float = 60.0, hccn_tool: str | None = None, check_mode: bool = False,
+def observe(req: Mapping[str, Any], *, npu_smi: str, driver_info: str, toolkit_info: list[str] | tuple[str, ...],
+            probe_timeout: float, runtime_timeout: float, hccn_tool: str, check_mode: bool = False,
             cpu_sysfs_dir: str | None = None) -> dict[str, Any]:
     """Everything ``_preflight.check_host`` reads, for the requirements of one host plan; with cpu_sysfs_dir, also
-    every CPU's governor (``governors``, for host tuning)."""
+    every CPU's governor (``governors``, for host tuning).  The tools' paths and the timeouts are the plan's
+    settings (the settings table holds their defaults), passed in by the preflight module."""
     observed: dict[str, Any] = {}
     if cpu_sysfs_dir:
         observed["governors"] = observe_governors(cpu_sysfs_dir)
@@ -429,7 +429,7 @@ def observe(req: Mapping[str, Any], npu_smi: str = "npu-smi", driver_info: str =
         topo = pool.submit(observe_topo, npu_smi, max(runtime_timeout, 30.0)) if req.get("npu") else None
         fabric_req = req.get("fabric") or {}
         fabric = (pool.submit(_fabric.observe_nics, tool_run, list(fabric_req.get("devices") or []),
-                              list(fabric_req.get("queries") or []), hccn_tool or _fabric.HCCN_TOOL)
+                              list(fabric_req.get("queries") or []), hccn_tool)
                   if fabric_req else None)
         chips = (pool.submit(_fabric.observe_health, tool_run, list(req.get("npu_health") or []),
                              str(req.get("hardware") or ""), which(npu_smi) or npu_smi)

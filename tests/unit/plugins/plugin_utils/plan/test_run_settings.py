@@ -100,5 +100,6 @@ def test_the_bench_client_runs_with_the_servers_interpreter_unless_given_one() -
 
 def test_the_plan_holds_every_checked_setting_none_where_unset() -> None:
     settings = _settings_of()
-    assert settings["sglang_npu_smi"] is None and settings["sglang_plan_file"] is None
+    assert settings["sglang_min_cann_version"] is None and settings["sglang_plan_file"] is None
+    assert settings["sglang_npu_smi"] == "npu-smi" and settings["sglang_preflight_probe_timeout"] == 3
     assert settings["sglang_bench_overrides"] == {} and settings["sglang_status_timeout"] == 5
