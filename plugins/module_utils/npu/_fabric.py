@@ -77,7 +77,7 @@ def chip_of(device: int, hardware: str) -> tuple[int, int]:
     return (device // 2, device % 2) if hardware == "A3" else (device, 0)
 
 
-def observe_health(run: Runner, devices: list[int], hardware: str, npu_smi: str = "npu-smi") -> dict[str, Any]:
+def observe_health(run: Runner, devices: list[int], hardware: str, npu_smi: str) -> dict[str, Any]:
     """``npu-smi info -t health -i N -c C`` for each device's chip."""
 
     def one(device: int) -> dict[str, Any]:
