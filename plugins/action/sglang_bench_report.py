@@ -10,6 +10,7 @@ import json
 import os
 
 from ansible.errors import AnsibleActionFail
+from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils.report._bench_verdict import (
@@ -48,6 +49,10 @@ class ActionModule(ActionBase):
         result = super().run(tmp, task_vars)
         args = plain(self._task.args)  # plain Python: Ansible's tagged types reach no writer
         run = args.get("result")
+        # Required (the playbooks pass the plan's sglang_bench_dir and sglang_bench_fail): no default here.
+        missing = [name for name in ("output_dir", "fail") if args.get(name) in (None, "")]
+        if missing:
+            raise AnsibleActionFail(f"missing required arguments: {', '.join(missing)}")
         if not isinstance(run, dict):
             raise AnsibleActionFail("result: the registered result of ascend.sglang.sglang_bench")
         try:
@@ -77,7 +82,7 @@ class ActionModule(ActionBase):
         result.update(changed=False, passed=verdict["passed"], failures=verdict["failures"],
                       figures=verdict["figures"], comparison=verdict["comparison"], table=table, files=paths,
                       msg=f"{profile.id}: {'PASS' if verdict['passed'] else 'FAIL'}")
-        if not verdict["passed"] and args.get("fail", True):
+        if not verdict["passed"] and boolean(args["fail"], strict=False):
             result["failed"] = True
             result["msg"] = f"{profile.id}: benchmark FAILED: " + "; ".join(verdict["failures"]) + \
                 "\n" + "\n".join(table) + f"\nreport: {paths['json']}"
@@ -104,7 +109,7 @@ def _limits(args: dict, profile) -> "tuple[float, float | None, float | None, fl
 def _write_report(args: dict, profile, run: dict, argv: list, published: dict, verdict: dict, table: list) -> dict:
     """Writes the raw output, the chart and the JSON report under output_dir; returns their paths."""
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    out_dir = os.path.abspath(os.path.expanduser(str(args.get("output_dir") or "sglang-bench")))
+    out_dir = os.path.abspath(os.path.expanduser(str(args["output_dir"])))
     os.makedirs(out_dir, exist_ok=True)
     base = os.path.join(out_dir, f"{profile.id}-{stamp}")
     raw = (f"$ {' '.join(argv)}\n# exit status {run.get('rc')}, {run.get('duration_s')} s\n"

@@ -37,7 +37,10 @@ class ActionModule(ActionBase):
         result = super().run(tmp, task_vars)
         args = plain(self._task.args)  # plain Python: Ansible's tagged types reach no writer
         plan, bundle_dir = args.get("plan"), str(args.get("bundle_dir") or "")
-        collect_dir = os.path.abspath(os.path.expanduser(str(args.get("collect_dir") or ".")))
+        if args.get("collect_dir") in (None, ""):
+            # Required: collect.yml passes the plan's sglang_collect_dir (the table holds its default).
+            raise AnsibleActionFail("missing required arguments: collect_dir")
+        collect_dir = os.path.abspath(os.path.expanduser(str(args["collect_dir"])))
         if not isinstance(plan, dict) or not isinstance(plan.get("hosts"), dict):
             raise AnsibleActionFail("plan: the deployment plan (sglang_plan)")
         if not os.path.isdir(bundle_dir):

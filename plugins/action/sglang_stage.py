@@ -46,8 +46,10 @@ class ActionModule(ActionBase):
         begun = self._step("start", pull, args, task_vars)
         if begun.get("attached"):
             display.display(f"{label}: a pull an earlier run started is still running: following it")
-        interval = max(1, int(args.get("interval") or 10))
-        deadline = started + int(args.get("timeout") or 86400)
+        # Both required by state=pull (the module refused the start without them): the plan's
+        # sglang_stage_progress_interval and sglang_stage_timeout, whose defaults the settings table holds.
+        interval = max(1, int(args["interval"]))
+        deadline = started + int(args["timeout"])
         state = {}
         wait = 0.5  # a short pull ends within the first polls; a long one is shown every interval
         while True:

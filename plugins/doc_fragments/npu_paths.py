@@ -1,6 +1,6 @@
 # Copyright: ascend.sglang contributors
 # Apache License 2.0
-"""Options shared by the modules that read the Ascend software of a host (npu_facts, sglang_preflight)."""
+"""The options of npu_facts, run on its own without a plan (sglang_preflight takes the plan's sglang_npu_* settings)."""
 
 from __future__ import annotations
 

@@ -120,8 +120,17 @@ set_env_scripts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.ascend.sglang.plugins.module_utils.collect._host_probe import (
-    DRIVER_INFO, SET_ENV_SCRIPTS, TOOLKIT_INFO, observe_npu_facts,
+from ansible_collections.ascend.sglang.plugins.module_utils.collect._host_probe import SET_ENV_SCRIPTS, observe_npu_facts
+
+# Run on its own, without a plan (ansible -m ascend.sglang.npu_facts): where the driver and CANN install
+# themselves, as documented in the npu_paths fragment. The playbooks never call it; they pass the plan's
+# sglang_npu_* settings to sglang_preflight, whose defaults the settings table holds.
+DRIVER_INFO = "/usr/local/Ascend/driver/version.info"
+TOOLKIT_INFO = (
+    "/usr/local/Ascend/ascend-toolkit/latest/*-linux/ascend_toolkit_install.info",
+    "/usr/local/Ascend/cann/*-linux/ascend_toolkit_install.info",
+    "/usr/local/Ascend/cann-*/*-linux/ascend_toolkit_install.info",
+    "/usr/local/Ascend/ascend-toolkit/*/*-linux/ascend_toolkit_install.info",
 )
 
 

@@ -81,7 +81,7 @@ EXAMPLES = r"""
   ascend.sglang.sglang_bench_report:
     result: "{{ hostvars[sglang_plan.bench.host].sglang_bench_result }}"
     profile: "{{ sglang_plan.profile }}"
-    output_dir: sglang-bench
+    output_dir: "{{ sglang_plan.settings.sglang_bench_dir }}"
     tolerance: "{{ sglang_plan.settings.sglang_bench_tpot_tolerance }}"
     fail: "{{ sglang_plan.settings.sglang_bench_fail }}"
 """

@@ -58,19 +58,15 @@ options:
   max_lines:
     description: Journal lines per unit, the newest kept.
     type: int
-    default: 5000
   max_bytes:
     description: Bytes per collected text, the newest kept.
     type: int
-    default: 4194304
   dmesg_lines:
     description: NPU driver kernel lines kept, the newest.
     type: int
-    default: 500
   npu_smi:
     description: The npu-smi program (searched in C(PATH) and the driver's tool directories).
     type: str
-    default: npu-smi
   pythons:
     description: Server interpreters whose C(pip list) to include.
     type: list
@@ -131,10 +127,12 @@ def main() -> None:
             "record_path": {"type": "path", "default": DEPLOY_RECORD},
             "record_start": {"type": "float"},
             "profile": {"type": "str", "default": ""},
-            "max_lines": {"type": "int", "default": 5000},
-            "max_bytes": {"type": "int", "default": 4 << 20},
-            "dmesg_lines": {"type": "int", "default": 500},
-            "npu_smi": {"type": "str", "default": "npu-smi"},
+            # The plan's sglang_collect_* and sglang_npu_smi (the collect action passes them): the settings
+            # table holds their defaults; needed to collect, not to record a start.
+            "max_lines": {"type": "int"},
+            "max_bytes": {"type": "int"},
+            "dmesg_lines": {"type": "int"},
+            "npu_smi": {"type": "str"},
             "pythons": {"type": "list", "elements": "str", "default": []},
             "timeout": {"type": "int", "default": 30},
         },
@@ -148,6 +146,10 @@ def main() -> None:
             except OSError as exc:
                 module.fail_json(msg=f"cannot record the deploy's start in {p['record_path']}: {exc}")
         module.exit_json(changed=False, record_path=p["record_path"])
+    missing = [key for key in ("max_lines", "max_bytes", "dmesg_lines", "npu_smi") if p[key] in (None, "")]
+    if missing:
+        module.fail_json(msg=f"missing to collect: {', '.join(missing)} (the plan's settings, passed by the "
+                             "ascend.sglang.sglang_collect action)")
     for key in ("max_lines", "max_bytes", "dmesg_lines", "timeout"):
         if p[key] < 1:
             module.fail_json(msg=f"{key} must be >= 1 (got {p[key]})")

@@ -232,26 +232,36 @@ notes:
     default: none, every instance is updated."
   - "C(sglang_k8s_startup_seconds) (run; int; default 3600): Kubernetes export: how long a server may take to load
     its model before the liveness probe counts (the startup probe's allowance)."
-  - "C(sglang_preflight_fail_on) (run; str; default -; one of fail, warn, never): Stop deploy/preflight on: fail,
-    warn or never."
+  - "C(sglang_preflight_fail_on) (run; str; default \"fail\"; one of fail, warn, never): Stop deploy/preflight on:
+    fail, warn or never."
   - "C(sglang_preflight_skip) (run; bool; default false): Skip the preflight checks of deploy.yml."
-  - "C(sglang_preflight_stack) (run; str; default -; one of warn, fail, off): A server stack other than the
+  - "C(sglang_preflight_stack) (run; str; default \"warn\"; one of warn, fail, off): A server stack other than the
     reference environment: warn, fail or off."
   - "C(sglang_preflight_json) (run; path; default -): Also write the preflight report as JSON on the controller."
-  - "C(sglang_preflight_probe_timeout) (run; int; default -): Seconds of each preflight probe."
-  - "C(sglang_preflight_runtime_timeout) (run; int; default -): Seconds of the server interpreter's stack report and
-    of each NPU tool call (npu-smi, at least 30; hccn_tool, at least 10)."
+  - "C(sglang_preflight_probe_timeout) (run; int; default 3): Seconds of each preflight probe (TCP connect, health
+    request)."
+  - "C(sglang_preflight_runtime_timeout) (run; int; default 60): Seconds of the server interpreter's stack report
+    and of each NPU tool call (npu-smi, at least 30; hccn_tool, at least 10)."
   - "C(sglang_preflight_min_hbm_free_ratio) (run; float; default -): Free HBM ratio every NPU needs (default: the
     service's --mem-fraction-static)."
   - "C(sglang_min_driver_version) (run; str; default -): Lowest NPU driver version preflight accepts; unset, the
     driver (Ascend HDK) the planned release's CANN needs where profiles/_releases.yml names one, else any."
   - "C(sglang_min_cann_version) (run; str; default -): Lowest CANN toolkit version preflight accepts."
-  - "C(sglang_npu_smi) (run; path; default -): npu-smi on the hosts (absolute path)."
-  - "C(sglang_hccn_tool) (run; path; default -): hccn_tool on the hosts (absolute path)."
-  - "C(sglang_npu_driver_info) (run; path; default -): The driver's version.info on the hosts."
-  - "C(sglang_npu_toolkit_info) (run; path; default -): The toolkit's ascend_toolkit_install.info on the hosts."
-  - "C(sglang_doctor_fail_on) (run; str; default -; one of fail, warn, never): doctor.yml fails on: fail, warn or
-    never."
+  - "C(sglang_npu_smi) (run; str; default \"npu-smi\"): npu-smi on the hosts: a command name (looked up in PATH,
+    then the driver's tool directories) or an absolute path."
+  - "C(sglang_hccn_tool) (run; path; default \"/usr/local/Ascend/driver/tools/hccn_tool\"): hccn_tool on the hosts
+    (absolute path)."
+  - "C(sglang_npu_driver_info) (run; path; default \"/usr/local/Ascend/driver/version.info\"): The driver's
+    version.info on the hosts."
+  - "C(sglang_npu_toolkit_info) (run; list of str; default
+    [\"/usr/local/Ascend/ascend-toolkit/latest/*-linux/ascend_toolkit_install.info\",
+    \"/usr/local/Ascend/cann/*-linux/ascend_toolkit_install.info\",
+    \"/usr/local/Ascend/cann-*/*-linux/ascend_toolkit_install.info\",
+    \"/usr/local/Ascend/ascend-toolkit/*/*-linux/ascend_toolkit_install.info\"]): Glob patterns (absolute) of the
+    toolkit's ascend_toolkit_install.info on the hosts; the first readable match with a version wins (one path is a
+    list of one)."
+  - "C(sglang_doctor_fail_on) (run; str; default \"fail\"; one of fail, warn, never): doctor.yml fails on: fail,
+    warn or never."
   - "C(sglang_doctor_include_ok) (run; bool; default false): doctor.yml also lists the checks that passed."
   - "C(sglang_doctor_json) (run; path; default \"sglang-doctor.json\"): Where doctor.yml writes its JSON report on
     the controller."
@@ -316,9 +326,9 @@ notes:
   - "C(sglang_collect_dir) (run; path; default \".\"): Controller directory of the failure bundle."
   - "C(sglang_collect_since) (run; str; default -): Start of the journal window: @EPOCH, YYYY-MM-DD[ HH:MM[:SS]],
     today, yesterday."
-  - "C(sglang_collect_max_lines) (run; int; default -): Journal lines kept per unit."
-  - "C(sglang_collect_max_bytes) (run; int; default -): Journal bytes kept per unit."
-  - "C(sglang_collect_dmesg_lines) (run; int; default -): Kernel lines of the NPU driver kept."
+  - "C(sglang_collect_max_lines) (run; int; default 5000): Journal lines kept per unit."
+  - "C(sglang_collect_max_bytes) (run; int; default 4194304): Journal bytes kept per unit."
+  - "C(sglang_collect_dmesg_lines) (run; int; default 500): Kernel lines of the NPU driver kept."
   # variables:end
 version_added: 0.1.0
 extends_documentation_fragment:

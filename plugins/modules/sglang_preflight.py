@@ -42,7 +42,8 @@ description:
     ascend.sglang.sglang_ping_plan): C(hccn_tool -i N -ping -g address <peer device IP>); any loss is a finding
     naming both ends."
   - In C(doctor) mode also the systemd state of every planned service and the rank-0 C(/health) answer.
-  - Usually called through the action plugin of the same name, which needs only C(mode) and the thresholds.
+  - "Usually called through the action plugin of the same name, which fills in the plan's part; the playbooks pass
+    the paths and timeouts from the plan's settings (C(sglang_plan.settings), the settings table's defaults filled in)."
 version_added: 0.2.0
 options:
   host_plan:
@@ -88,14 +89,15 @@ options:
     description: Free HBM a used device must have, as a fraction of its total. Default the service's C(--mem-fraction-static), else 0.8.
     type: float
   probe_timeout:
-    description: Seconds for each TCP probe and health request.
+    description: Seconds for each TCP probe and health request (the plan's C(sglang_preflight_probe_timeout)).
     type: float
-    default: 3
+    required: true
   runtime_timeout:
     description: Seconds for each interpreter's report (the server's stack, the router's release; the CANN scripts are sourced first)
-      and for each NPU tool call (C(npu-smi) at least 30, C(hccn_tool) at least 10).
+      and for each NPU tool call (C(npu-smi) at least 30, C(hccn_tool) at least 10); the plan's
+      C(sglang_preflight_runtime_timeout).
     type: float
-    default: 60
+    required: true
   stack_reference:
     description:
       - "The reference environment of the planned SGLang release (C(profiles/_releases.yml) C(stacks)): C(release),
@@ -106,18 +108,36 @@ options:
     description:
       - How a server stack that differs from I(stack_reference) counts. C(warn), C(fail), or C(off) (not compared).
       - The stack's other checks (torch_npu vs torch, deep-ep vs the host's CANN, visible NPUs, imports) fail regardless.
+      - The plan's C(sglang_preflight_stack).
     type: str
     choices: [warn, fail, "off"]
-    default: warn
+    required: true
   preflight:
     description:
       - The plan's preflight settings (C(checks) - check name to C(fail), C(warn) or C(off); C(weights) - C(quick) or
         C(full)), filled by the action plugin from C(sglang_plan.preflight). Missing checks count as C(fail).
     type: dict
   hccn_tool:
-    description: The NPU driver's RoCE NIC tool (C(sglang_hccn_tool)).
+    description: The NPU driver's RoCE NIC tool (the plan's C(sglang_hccn_tool)).
     type: path
-    default: /usr/local/Ascend/driver/tools/hccn_tool
+    required: true
+  npu_smi:
+    description:
+      - The npu-smi command, a name looked up in C(PATH) (then the driver's tool directories) or a path, so a stand-in
+        can be placed there; the plan's C(sglang_npu_smi).
+    type: str
+    required: true
+  driver_info:
+    description: The driver's install-info file (the plan's C(sglang_npu_driver_info)).
+    type: path
+    required: true
+  toolkit_info:
+    description:
+      - Glob patterns of the CANN toolkit install-info file; the first readable match with a version wins (the plan's
+        C(sglang_npu_toolkit_info)).
+    type: list
+    elements: str
+    required: true
   pings:
     description:
       - C(ping) mode, the pings of this host (C(device), C(address), C(peer), C(peer_device), C(why)).
@@ -136,8 +156,6 @@ options:
     type: list
     elements: str
     default: []
-extends_documentation_fragment:
-  - ascend.sglang.npu_paths
 attributes:
   check_mode:
     description: Can run in check_mode and return changed status prediction without modifying target.
@@ -159,10 +177,17 @@ author:
 """
 
 EXAMPLES = r"""
-- name: Check this host against the plan (values filled by the action plugin)
+- name: Check this host against the plan (the plan's part filled by the action plugin)
   ascend.sglang.sglang_preflight:
     mode: preflight
     min_cann_version: 8.3.RC1
+    npu_smi: "{{ hostvars['localhost'].sglang_plan.settings.sglang_npu_smi }}"
+    driver_info: "{{ hostvars['localhost'].sglang_plan.settings.sglang_npu_driver_info }}"
+    toolkit_info: "{{ hostvars['localhost'].sglang_plan.settings.sglang_npu_toolkit_info }}"
+    probe_timeout: "{{ hostvars['localhost'].sglang_plan.settings.sglang_preflight_probe_timeout }}"
+    runtime_timeout: "{{ hostvars['localhost'].sglang_plan.settings.sglang_preflight_runtime_timeout }}"
+    stack_policy: "{{ hostvars['localhost'].sglang_plan.settings.sglang_preflight_stack }}"
+    hccn_tool: "{{ hostvars['localhost'].sglang_plan.settings.sglang_hccn_tool }}"
   register: sglang_preflight_result
 """
 
@@ -194,9 +219,9 @@ requirements:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.ascend.sglang.plugins.module_utils.checks import _checks
-from ansible_collections.ascend.sglang.plugins.module_utils.npu._fabric import HCCN_TOOL, run_pings
+from ansible_collections.ascend.sglang.plugins.module_utils.npu._fabric import run_pings
 from ansible_collections.ascend.sglang.plugins.module_utils.checks._fabric_checks import check_pings
-from ansible_collections.ascend.sglang.plugins.module_utils.collect._host_probe import DRIVER_INFO, TOOLKIT_INFO, observe, run
+from ansible_collections.ascend.sglang.plugins.module_utils.collect._host_probe import observe, run
 from ansible_collections.ascend.sglang.plugins.module_utils.checks._findings import STATUS_WORDS, Context, Finding, worst
 from ansible_collections.ascend.sglang.plugins.module_utils.checks._preflight import check_host, requirements
 from ansible_collections.ascend.sglang.plugins.module_utils.checks._preflight_inputs import fabric_devices
@@ -214,16 +239,17 @@ def main() -> None:
             "min_driver_version": {"type": "str"},
             "min_cann_version": {"type": "str"},
             "min_hbm_free_ratio": {"type": "float"},
-            "npu_smi": {"type": "str", "default": "npu-smi"},
-            "driver_info": {"type": "path", "default": DRIVER_INFO},
-            "toolkit_info": {"type": "list", "elements": "str", "default": list(TOOLKIT_INFO)},
-            "probe_timeout": {"type": "float", "default": 3.0},
-            "runtime_timeout": {"type": "float", "default": 60.0},
+            # The settings' values (sglang_plan.settings): their defaults are the settings table's, none here.
+            "npu_smi": {"type": "str", "required": True},
+            "driver_info": {"type": "path", "required": True},
+            "toolkit_info": {"type": "list", "elements": "str", "required": True},
+            "probe_timeout": {"type": "float", "required": True},
+            "runtime_timeout": {"type": "float", "required": True},
             "installed_by_roles": {"type": "list", "elements": "str", "default": []},
             "stack_reference": {"type": "dict"},
-            "stack_policy": {"type": "str", "choices": ["warn", "fail", "off"], "default": "warn"},
+            "stack_policy": {"type": "str", "choices": ["warn", "fail", "off"], "required": True},
             "preflight": {"type": "dict"},
-            "hccn_tool": {"type": "path", "default": HCCN_TOOL},
+            "hccn_tool": {"type": "path", "required": True},
             "pings": {"type": "list", "elements": "dict", "default": []},
             "cpu_sysfs_dir": {"type": "path"},
         },

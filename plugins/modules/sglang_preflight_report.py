@@ -44,10 +44,11 @@ options:
   fail_on:
     description:
       - Stop the run (C(stop)) at C(fail) (failures only), C(warn) (warnings too) or C(never).
-      - Pass the operator's variable as it is (e.g. V(sglang_preflight_fail_on)); unset or empty is C(fail).
+      - "The plan's value of the operator's threshold (C(sglang_plan.settings.sglang_preflight_fail_on) or
+        C(sglang_doctor_fail_on)): the settings table holds its default."
     type: str
     choices: [fail, warn, never]
-    default: fail
+    required: true
   fail_on_var:
     description:
       - The variable O(fail_on) comes from, named in the error when its value is not one of the choices.
@@ -81,11 +82,12 @@ EXAMPLES = r"""
   ascend.sglang.sglang_preflight_report:
     hosts: "{{ sglang_plan.hosts | list }}"
     json_path: /tmp/sglang-preflight.json
+    fail_on: "{{ sglang_plan.settings.sglang_preflight_fail_on }}"
 
 - name: The operator's threshold; a later task stops the run with its own message
   ascend.sglang.sglang_preflight_report:
     hosts: "{{ sglang_plan.hosts | list }}"
-    fail_on: "{{ sglang_preflight_fail_on | default('fail') }}"
+    fail_on: "{{ sglang_plan.settings.sglang_preflight_fail_on }}"
     fail_on_var: sglang_preflight_fail_on
     fail_task: false
   register: __report

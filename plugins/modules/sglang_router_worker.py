@@ -71,9 +71,10 @@ options:
     choices: [present, absent]
     default: present
   wait_timeout:
-    description: Seconds to wait for the router to apply the change of each worker.
+    description: Seconds to wait for the router to apply the change of each worker (the playbooks pass the plan's
+      C(sglang_restart_router_timeout)).
     type: int
-    default: 300
+    required: true
   max_attempts:
     description:
       - How many job failures the router may report for one worker before the module gives up.
@@ -98,6 +99,7 @@ EXAMPLES = r"""
     worker_type: prefill
     bootstrap_port: 8998
     state: absent
+    wait_timeout: "{{ sglang_plan.settings.sglang_restart_router_timeout }}"
   delegate_to: router-0
 
 - name: Register two instances with the router of this host (one look at its list, then what is missing)
@@ -109,6 +111,7 @@ EXAMPLES = r"""
         bootstrap_port: 8998
       - url: http://198.51.100.13:8001
         worker_type: decode
+    wait_timeout: "{{ sglang_plan.settings.sglang_restart_router_timeout }}"
 """
 
 RETURN = r"""
@@ -157,7 +160,8 @@ def main():
             "workers": {"type": "list", "elements": "dict",
                         "options": {"url": {"type": "str", "required": True}, **one_worker}},
             "state": {"type": "str", "default": "present", "choices": ["present", "absent"]},
-            "wait_timeout": {"type": "int", "default": 300},
+            # The plan's sglang_restart_router_timeout: the settings table holds its default.
+            "wait_timeout": {"type": "int", "required": True},
             "max_attempts": {"type": "int", "default": 20},
             "timeout": {"type": "int", "default": 10},
         },

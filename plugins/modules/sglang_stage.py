@@ -120,8 +120,8 @@ EXAMPLES = r"""
     owner: hwhiaiuser:hwhiaiuser
     rsync: rsync
     bwlimit: 0
-    timeout: 86400
-    interval: 10
+    timeout: "{{ sglang_plan.settings.sglang_stage_timeout }}"
+    interval: "{{ sglang_plan.settings.sglang_stage_progress_interval }}"
 """
 
 RETURN = r"""

@@ -25,6 +25,8 @@ import pytest
 from local import free_ports, stop_processes
 from test_playbooks import adhoc
 
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _settings as table
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 ROUTER_PYTHON = ROOT / ".cache" / "parsers" / "router-0.3.0" / "bin" / "python"
@@ -146,7 +148,13 @@ def workflows_settled(log: Path) -> bool:
     return ev["started"] == ev["completed"] + ev["failed"] == ev["completed"] + ev["failed_jobs"]
 
 
+# The table's default of sglang_restart_router_timeout, which restart.yml passes as wait_timeout.
+WAIT_TIMEOUT = table.BY_NAME["sglang_restart_router_timeout"].default
+
+
 def run_module(args: dict, check: bool = False, module: str = "sglang_router_worker") -> dict:
+    if module == "sglang_router_worker":
+        args = {"wait_timeout": WAIT_TIMEOUT, **args}  # required: the playbooks pass the plan's value
     return adhoc(module, args, *(["--check"] if check else []))
 
 
@@ -161,7 +169,8 @@ def test_out_and_back_in_repeatedly(pd_router, tmp_path) -> None:
             {"name": "Out and back in", "register": "r", "loop": ["absent", "present"] * CYCLES,
              "ascend.sglang.sglang_router_worker": {
                  "router_url": pd_router["base"], "url": pd_router["prefill"], "worker_type": "prefill",
-                 "bootstrap_port": pd_router["bootstrap_port"], "state": "{{ item }}"}},
+                 "bootstrap_port": pd_router["bootstrap_port"], "state": "{{ item }}",
+                 "wait_timeout": WAIT_TIMEOUT}},
             {"name": "Save", "ansible.builtin.copy": {"content": "{{ r.results | to_json }}", "dest": str(out),
                                                       "mode": "0644"}},
         ]}]))

@@ -20,6 +20,7 @@ from ansible_collections.ascend.sglang.plugins.module_utils.checks._preflight im
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import plan
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import load_profile
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._releases import load_release_tables
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _settings as table
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._topology import build_inventory
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -143,8 +144,10 @@ def test_stack_mode_after_the_install_runs_the_probe_and_reads_the_toolkit(plann
     ctx = Context(mode="stack", hardware=profile.hardware, releases=p["releases"], profile=profile.id,
                   stack_reference=REFERENCE.as_dict(), installed_by_roles=frozenset({"sglang"}))
     host_plan = p["hosts"]["node0"]
+    run = table.defaults(table.RUN)
     observed = observe(requirements(host_plan, ctx), npu_smi="/nonexistent/npu-smi", toolkit_info=[TOOLKIT_INFO],
-                       runtime_timeout=120)
+                       runtime_timeout=120, driver_info=run["sglang_npu_driver_info"],
+                       probe_timeout=run["sglang_preflight_probe_timeout"], hccn_tool=run["sglang_hccn_tool"])
     assert observed["npu"] is None and observed["toolkit"]["version"] == "8.3.RC2"
     findings = check_host("node0", host_plan, observed, ctx)
     assert failures(findings) == {("stack_torch_npu", "fail", "torch 2.8.0+cpu, torch_npu 2.7.1"),

@@ -157,6 +157,9 @@ def _spec_defaults(source: str) -> dict[str, tuple[int, object]]:
 
 # Modules whose options are the rows of another word: the health wait takes sglang_health_*.
 OPTION_WORDS = {"sglang_wait_healthy": "health"}
+# Modules run on their own, without a plan, that no playbook, role or action of the collection calls: their
+# defaults are where the software installs itself, as the table's (npu_facts: ``ansible -m ascend.sglang.npu_facts``).
+STANDALONE = {"npu_facts"}
 
 
 def rows_named_after(module: str, option: str) -> list[table.Setting]:
@@ -181,6 +184,8 @@ def test_no_module_option_defaults_to_a_table_default() -> None:
     for path in sorted((ROOT / "plugins" / "modules").glob("*.py")):
         source = path.read_text(encoding="utf-8")
         module = path.stem
+        if module in STANDALONE:
+            continue
         documented = {k: (None, v.get("default")) for k, v in _documented_options(source).items()
                       if isinstance(v, dict) and "default" in v}
         for where, defaults in (("DOCUMENTATION", documented), ("argument_spec", _spec_defaults(source))):
@@ -191,6 +196,13 @@ def test_no_module_option_defaults_to_a_table_default() -> None:
                                         f"{option} defaults to {default!r}, the default of {row.name} in the settings "
                                         "table; make it required (the playbooks pass the plan's value)")
     assert not problems, "\n".join(problems)
+
+
+def test_a_standalone_module_is_called_by_no_playbook_role_or_action() -> None:
+    for module in STANDALONE:
+        callers = [path for pattern in ("playbooks/**/*.yml", "roles/**/*.yml", "plugins/action/*.py")
+                   for path in ROOT.glob(pattern) if f"ascend.sglang.{module}" in path.read_text(encoding="utf-8")]
+        assert not callers, f"{module} is called by {callers}: pass it the plan's settings and drop its defaults"
 
 
 def test_the_plan_settings_hold_every_default_of_the_deployment_and_the_run() -> None:
@@ -333,3 +345,135 @@ def test_a_step_without_a_plan_reads_a_setting_through_the_table() -> None:
     assert [f.variable for f in errors.findings] == ["sglang_profiles_dir"]
     with pytest.raises(ValueError):
         table.one_value("sglang_etc_dir", {}, errors)  # a host setting differs per host
+
+
+# ---- Modules and actions: an option the playbooks pass from the plan's settings has no default ---------------
+# The rule by what the playbooks pass, not by option names: an option whose value in a playbook or role task is a
+# setting of the plan (``sglang_plan.settings.sglang_X``, an alias of ``sglang_plan.settings`` set in the task's
+# vars) gets its value from the table; a default of the option's own (DOCUMENTATION, its fragments, the argument
+# spec, the action's ``args.get(option, literal)`` / ``args.get(option) or literal``) would be a second copy of it.
+PASSED_SCANNED = ("playbooks/**/*.yml", "roles/*/tasks/*.yml", "roles/*/handlers/*.yml")
+SETTINGS_ALIAS_RE = re.compile(r"\{\{\s*(?:hostvars\[[^\]]*\]\.)?sglang_plan\.settings\s*\}\}")
+
+
+def passed_setting(value: object, aliases: frozenset[str] = frozenset()) -> str | None:
+    """The setting an option's value is, as it is or through filters (``| bool``): ``{{ ...sglang_plan.settings.X }}``
+    or ``{{ alias.X }}``; None for anything else."""
+    if not isinstance(value, str):
+        return None
+    roots = r"(?:hostvars\[[^\]]*\]\.)?sglang_plan\.settings" + "".join(f"|{re.escape(a)}" for a in sorted(aliases))
+    match = re.fullmatch(r"\s*\{\{\s*(?:" + roots + r")\.(sglang_[a-z0-9_]+)(?:\s*\|\s*[a-z_]+)*\s*\}\}\s*", value)
+    return match.group(1) if match and match.group(1) in table.BY_NAME else None
+
+
+def _tasks(node: object):
+    """Every task dict of a parsed playbook or task file (plays' tasks, blocks, rescue, always, handlers)."""
+    if isinstance(node, list):
+        for item in node:
+            yield from _tasks(item)
+    elif isinstance(node, dict):
+        yield node
+        for key in ("tasks", "pre_tasks", "post_tasks", "handlers", "block", "rescue", "always"):
+            yield from _tasks(node.get(key))
+
+
+def options_from_settings() -> dict[str, dict[str, set[str]]]:
+    """module -> option -> "path: setting" of every task of the collection's playbooks and roles passing a setting."""
+    out: dict[str, dict[str, set[str]]] = {}
+    for pattern in PASSED_SCANNED:
+        for path in sorted(ROOT.glob(pattern)):
+            for task in _tasks(yaml.safe_load(path.read_text(encoding="utf-8"))):
+                aliases = frozenset(k for k, v in (task.get("vars") or {}).items()
+                                    if isinstance(v, str) and SETTINGS_ALIAS_RE.fullmatch(v.strip()))
+                for key, args in task.items():
+                    if not (isinstance(key, str) and key.startswith("ascend.sglang.") and isinstance(args, dict)):
+                        continue
+                    for option, value in args.items():
+                        name = passed_setting(value, aliases)
+                        if name:
+                            out.setdefault(key.split(".")[-1], {}).setdefault(option, set()).add(
+                                f"{path.relative_to(ROOT)}: {name}")
+    return out
+
+
+def _fragment_defaults(source: str) -> dict[str, object]:
+    """The defaults of the options the module's documentation fragments (ascend.sglang.*) give it."""
+    tree = ast.parse(source)
+    doc = next((yaml.safe_load(n.value.value) or {} for n in tree.body if isinstance(n, ast.Assign)
+                and any(getattr(t, "id", None) == "DOCUMENTATION" for t in n.targets)), {})
+    out = {}
+    for fragment in doc.get("extends_documentation_fragment") or []:
+        name, _dot, part = str(fragment).removeprefix("ascend.sglang.").partition(".")
+        path = ROOT / "plugins" / "doc_fragments" / f"{name}.py"
+        if not str(fragment).startswith("ascend.sglang.") or not path.is_file():
+            continue
+        holder = next((n for n in ast.parse(path.read_text(encoding="utf-8")).body if isinstance(n, ast.ClassDef)), None)
+        wanted = (part or "DOCUMENTATION").upper()
+        for node in holder.body if holder else []:
+            if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == wanted for t in node.targets):
+                for option, spec in ((yaml.safe_load(node.value.value) or {}).get("options") or {}).items():
+                    if isinstance(spec, dict) and "default" in spec:
+                        out[option] = spec["default"]
+    return out
+
+
+def action_defaults(source: str) -> dict[str, tuple[int, str]]:
+    """option -> (line, literal) of an action's ``args.get(option, literal)`` and ``args.get(option) or literal``."""
+    out = {}
+    for node in ast.walk(ast.parse(source)):
+        calls = []
+        if isinstance(node, ast.Call) and len(node.args) == 2 and _literal(node.args[1]):
+            calls.append((node, node.args[1]))
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and _literal(node.values[-1]):
+            calls += [(v, node.values[-1]) for v in node.values[:-1] if isinstance(v, ast.Call)]
+        for call, literal in calls:
+            func = call.func
+            if (isinstance(func, ast.Attribute) and func.attr == "get" and call.args
+                    and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, str)):
+                out[call.args[0].value] = (call.lineno, ast.unparse(literal))
+    return out
+
+
+def option_defaults_of_settings() -> list[str]:
+    problems = []
+    for module, options in sorted(options_from_settings().items()):
+        module_path = ROOT / "plugins" / "modules" / f"{module}.py"
+        action_path = ROOT / "plugins" / "action" / f"{module}.py"
+        source = module_path.read_text(encoding="utf-8") if module_path.is_file() else ""
+        documented = {k: v.get("default") for k, v in _documented_options(source).items()
+                      if isinstance(v, dict) and "default" in v} if source else {}
+        found = {"DOCUMENTATION": {k: (None, v) for k, v in documented.items()},
+                 "documentation fragment": {k: (None, v) for k, v in _fragment_defaults(source).items()}
+                 if source else {},
+                 "argument_spec": _spec_defaults(source) if source else {},
+                 "action": action_defaults(action_path.read_text(encoding="utf-8")) if action_path.is_file() else {}}
+        for where, defaults in found.items():
+            for option in sorted(set(options) & set(defaults)):
+                line, default = defaults[option]
+                if default is None or default is False or default == [] or default == {}:
+                    continue  # off or unset, as the Python scan counts it (_literal): no value of the table's
+                file = action_path if where == "action" else module_path
+                problems.append(f"{file.relative_to(ROOT)}{'' if line is None else f':{line}'}: {where} option "
+                                f"{option} defaults to {default!r}, but the playbooks pass it the plan's setting "
+                                f"({'; '.join(sorted(options[option]))}): make it required, with no default (the "
+                                "settings table holds it)")
+    return problems
+
+
+def test_the_scan_sees_an_option_passed_from_the_plan_settings() -> None:
+    assert passed_setting("{{ hostvars['localhost'].sglang_plan.settings.sglang_npu_smi }}") == "sglang_npu_smi"
+    assert passed_setting("{{ sglang_plan.settings.sglang_doctor_include_ok | bool }}") == "sglang_doctor_include_ok"
+    assert passed_setting("{{ __r.sglang_npu_smi }}", frozenset({"__r"})) == "sglang_npu_smi"
+    assert not passed_setting("{{ __r.sglang_npu_smi }}") and not passed_setting("{{ sglang_plan.profile }}")
+    assert not passed_setting("{{ x if sglang_plan.settings.sglang_npu_smi else y }}")
+    assert action_defaults('args.get("fail_on", "fail")\nargs.get("mode") or "preflight"\nargs.get("x", None)\n') == {
+        "fail_on": (1, "'fail'"), "mode": (2, "'preflight'")}
+
+
+def test_no_option_the_playbooks_pass_from_the_plan_settings_has_a_default() -> None:
+    passed = options_from_settings()
+    # The scan reads what it should: the preflight module's paths and timeouts, the report's threshold.
+    assert {"npu_smi", "hccn_tool", "probe_timeout", "toolkit_info"} <= set(passed["sglang_preflight"])
+    assert "fail_on" in passed["sglang_preflight_report"]
+    problems = option_defaults_of_settings()
+    assert not problems, "\n".join(problems)

@@ -139,16 +139,16 @@ def collect(params: Mapping[str, Any], run: Runner, read: Callable[[str], str], 
         bundle.put(f"files/{os.path.basename(path)}", text, f"{entry.get('kind', 'file')} {path}",
                    redacted=bool(entry.get("sensitive")))
     timeout = float(params.get("timeout") or 30)
-    max_bytes = int(params.get("max_bytes") or 4 << 20)
+    max_bytes = int(params["max_bytes"])
     for unit in params.get("units") or []:
         _command(bundle, run, ["systemctl", "show", "--no-pager", unit], f"systemctl/{unit}.txt",
                  f"systemctl show {unit}", timeout, max_bytes)
         _command(bundle, run, ["journalctl", f"--unit={unit}", f"--since={since}", "--no-pager", "--quiet",
-                               "--output=short-iso", f"--lines={int(params.get('max_lines') or 5000)}"],
+                               "--output=short-iso", f"--lines={int(params['max_lines'])}"],
                  f"journal/{unit}.log", f"journal of {unit}", timeout, max_bytes)
-    npu_smi = which(str(params.get("npu_smi") or "npu-smi"))
+    npu_smi = which(str(params["npu_smi"]))
     if not npu_smi:
-        bundle.fail("npu-smi", f"{params.get('npu_smi') or 'npu-smi'} not found (PATH and the driver's tool dirs)")
+        bundle.fail("npu-smi", f"{params['npu_smi']} not found (PATH and the driver's tool dirs)")
     else:
         _command(bundle, run, [npu_smi, "info"], "npu-smi/info.txt", "npu-smi info", timeout, max_bytes)
         listed = _command(bundle, run, [npu_smi, "info", "-l"], "npu-smi/list.txt", "npu-smi info -l", timeout,
@@ -156,7 +156,7 @@ def collect(params: Mapping[str, Any], run: Runner, read: Callable[[str], str], 
         for npu_id in sorted(set(re.findall(r"NPU ID\s*:\s*(\d+)", listed or "")), key=int)[:64]:
             _command(bundle, run, [npu_smi, "info", "-t", "health", "-i", npu_id], f"npu-smi/health-{npu_id}.txt",
                      f"npu-smi health of NPU {npu_id}", timeout, max_bytes)
-    _dmesg(bundle, run, int(params.get("dmesg_lines") or 500), timeout)
+    _dmesg(bundle, run, int(params["dmesg_lines"]), timeout)
     for python in params.get("pythons") or []:
         name = re.sub(r"[^A-Za-z0-9_.-]", "_", python.strip("/")) or "python"
         _command(bundle, run, [python, "-m", "pip", "list", "--format=freeze", "--disable-pip-version-check"],

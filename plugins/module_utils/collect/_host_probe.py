@@ -34,13 +34,8 @@ from ansible_collections.ascend.sglang.plugins.module_utils.npu._npu_topo import
 from ansible_collections.ascend.sglang.plugins.module_utils.checks._server_stack import MODULES, PROBE_SCRIPT, parse_probe
 from ansible_collections.ascend.sglang.plugins.module_utils.files._started import check_units
 
-DRIVER_INFO = "/usr/local/Ascend/driver/version.info"
-TOOLKIT_INFO = (
-    "/usr/local/Ascend/ascend-toolkit/latest/*-linux/ascend_toolkit_install.info",
-    "/usr/local/Ascend/cann/*-linux/ascend_toolkit_install.info",
-    "/usr/local/Ascend/cann-*/*-linux/ascend_toolkit_install.info",
-    "/usr/local/Ascend/ascend-toolkit/*/*-linux/ascend_toolkit_install.info",
-)
+# The NPU tools' and install files' paths are the caller's: the plan's settings (sglang_npu_smi,
+# sglang_npu_driver_info, sglang_npu_toolkit_info), whose defaults the settings table holds, or npu_facts' options.
 SET_ENV_SCRIPTS = (
     "/usr/local/Ascend/ascend-toolkit/set_env.sh",
     "/usr/local/Ascend/cann/set_env.sh",
@@ -72,7 +67,7 @@ def which(command: str) -> str | None:
     return shutil.which(command, path=path)
 
 
-def observe_npu(npu_smi: str = "npu-smi", timeout: float = 30) -> dict[str, Any]:
+def observe_npu(npu_smi: str, timeout: float = 30) -> dict[str, Any]:
     path = which(npu_smi)
     if not path:
         return {"available": False, "command": npu_smi, "error": f"{npu_smi} not found in PATH", "info": None}
@@ -85,7 +80,7 @@ def observe_npu(npu_smi: str = "npu-smi", timeout: float = 30) -> dict[str, Any]
     return {"available": rc == 0 and bool(info.chips), "command": path, "error": error, "info": info.as_dict()}
 
 
-def observe_topo(npu_smi: str = "npu-smi", timeout: float = 30) -> dict[str, Any]:
+def observe_topo(npu_smi: str, timeout: float = 30) -> dict[str, Any]:
     """``npu-smi info -t topo``: NPU index -> the CPU list near it (none when the output has no CPU affinity)."""
     path = which(npu_smi)
     if not path:
@@ -131,12 +126,12 @@ def read_info(path: str) -> dict[str, Any]:
         return {"path": path, "values": {}, "error": exc.strerror or str(exc)}
 
 
-def observe_driver(path: str = DRIVER_INFO) -> dict[str, Any]:
+def observe_driver(path: str) -> dict[str, Any]:
     data = read_info(path)
     return {"path": path, "version": driver_version(data["values"]), "error": data["error"]}
 
 
-def observe_toolkit(patterns: list[str] | tuple[str, ...] = TOOLKIT_INFO) -> dict[str, Any]:
+def observe_toolkit(patterns: list[str] | tuple[str, ...]) -> dict[str, Any]:
     for pattern in patterns:
         for path in sorted(glob.glob(pattern)):
             data = read_info(path)
@@ -405,12 +400,12 @@ def observe_weights(req: Mapping[str, Any] | None, check_mode: bool) -> dict[str
     return out
 
 
-def observe(req: Mapping[str, Any], npu_smi: str = "npu-smi", driver_info: str = DRIVER_INFO,
-            toolkit_info: list[str] | tuple[str, ...] = TOOLKIT_INFO, probe_timeout: float = 3.0,
-            runtime_timeout: float = 60.0, hccn_tool: str | None = None, check_mode: bool = False,
+def observe(req: Mapping[str, Any], *, npu_smi: str, driver_info: str, toolkit_info: list[str] | tuple[str, ...],
+            probe_timeout: float, runtime_timeout: float, hccn_tool: str, check_mode: bool = False,
             cpu_sysfs_dir: str | None = None) -> dict[str, Any]:
     """Everything ``_preflight.check_host`` reads, for the requirements of one host plan; with cpu_sysfs_dir, also
-    every CPU's governor (``governors``, for host tuning)."""
+    every CPU's governor (``governors``, for host tuning).  The tools' paths and the timeouts are the plan's
+    settings (the settings table holds their defaults), passed in by the preflight module."""
     observed: dict[str, Any] = {}
     if cpu_sysfs_dir:
         observed["governors"] = observe_governors(cpu_sysfs_dir)
@@ -429,7 +424,7 @@ def observe(req: Mapping[str, Any], npu_smi: str = "npu-smi", driver_info: str =
         topo = pool.submit(observe_topo, npu_smi, max(runtime_timeout, 30.0)) if req.get("npu") else None
         fabric_req = req.get("fabric") or {}
         fabric = (pool.submit(_fabric.observe_nics, tool_run, list(fabric_req.get("devices") or []),
-                              list(fabric_req.get("queries") or []), hccn_tool or _fabric.HCCN_TOOL)
+                              list(fabric_req.get("queries") or []), hccn_tool)
                   if fabric_req else None)
         chips = (pool.submit(_fabric.observe_health, tool_run, list(req.get("npu_health") or []),
                              str(req.get("hardware") or ""), which(npu_smi) or npu_smi)
@@ -485,8 +480,7 @@ def _owners(observed: Mapping[str, Any]) -> dict[str, Any]:
     return {str(pid): unit_of(pid, containers) for pid in sorted(pids)}
 
 
-def observe_npu_facts(npu_smi: str = "npu-smi", driver_info: str = DRIVER_INFO,
-                      toolkit_info: list[str] | tuple[str, ...] = TOOLKIT_INFO,
+def observe_npu_facts(npu_smi: str, driver_info: str, toolkit_info: list[str] | tuple[str, ...],
                       set_env_scripts: list[str] | tuple[str, ...] = SET_ENV_SCRIPTS) -> dict[str, Any]:
     """The ``ascend.sglang.npu_facts`` result: devices, versions, set_env scripts present."""
     npu = observe_npu(npu_smi)

@@ -17,7 +17,6 @@ from typing import Any, Callable, Iterable, Mapping
 from ansible_collections.ascend.sglang.plugins.module_utils.npu import _hccn
 from ansible_collections.ascend.sglang.plugins.module_utils.npu._npu_smi import parse_health
 
-HCCN_TOOL = "/usr/local/Ascend/driver/tools/hccn_tool"
 HCCN_CONF = "/etc/hccn.conf"
 # hccn_tool argument per query, and the parser of its output.
 QUERIES = {
@@ -58,7 +57,7 @@ def read_conf(path: str = HCCN_CONF) -> tuple[dict[int, dict[str, str]] | None, 
         return None, f"unreadable ({exc.strerror or exc})"
 
 
-def observe_nics(run: Runner, devices: list[int], queries: Iterable[str], tool: str = HCCN_TOOL,
+def observe_nics(run: Runner, devices: list[int], queries: Iterable[str], tool: str,
                  conf_path: str = HCCN_CONF) -> dict[str, Any]:
     """hccn_tool's answers for each device (queries among link, net_health, ip, tls) and /etc/hccn.conf."""
     conf, conf_error = read_conf(conf_path)
@@ -78,7 +77,7 @@ def chip_of(device: int, hardware: str) -> tuple[int, int]:
     return (device // 2, device % 2) if hardware == "A3" else (device, 0)
 
 
-def observe_health(run: Runner, devices: list[int], hardware: str, npu_smi: str = "npu-smi") -> dict[str, Any]:
+def observe_health(run: Runner, devices: list[int], hardware: str, npu_smi: str) -> dict[str, Any]:
     """``npu-smi info -t health -i N -c C`` for each device's chip."""
 
     def one(device: int) -> dict[str, Any]:
@@ -93,7 +92,7 @@ def observe_health(run: Runner, devices: list[int], hardware: str, npu_smi: str 
         return {str(device): result for device, result in zip(devices, pool.map(one, devices))}
 
 
-def run_pings(run: Runner, pings: list[Mapping[str, Any]], tool: str = HCCN_TOOL) -> list[dict[str, Any]]:
+def run_pings(run: Runner, pings: list[Mapping[str, Any]], tool: str) -> list[dict[str, Any]]:
     """Each ping of the plan ({device, address, ...}): the device's pings one after the other, devices in parallel.
     Returns the pings in order, each with ``result`` (parse_ping, None when the tool printed no summary) and
     ``raw``."""

@@ -197,6 +197,18 @@ def _controller_path(value: Any, errors: Collector, where: c.Where) -> Any:
     return c.text(value, errors, where, what="a path on the controller (a string)")
 
 
+def _absolute_paths(value: Any, errors: Collector, where: c.Where) -> Any:
+    """A list of absolute paths (glob patterns too); one path is a list of one, as the module's list option takes it."""
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not value:
+        where.add(errors, f"must be a list of absolute paths, got {c.type_name(value)} {c.shown(value)}")
+        return None
+    checked = [c.absolute_path(item, errors, c.Where(f"{where.variable}[{index}]", where.group, where.host))
+               for index, item in enumerate(value)]
+    return None if None in checked else checked
+
+
 def _model_source(value: Any, errors: Collector, where: c.Where) -> Any:
     found = _sources.problems(value)
     if not isinstance(value, (str, Mapping)) and value is not None:
@@ -575,24 +587,37 @@ TABLE: tuple[Setting, ...] = (
       "none, every instance is updated.", _k8s_values.partition, type="dict"),
     S("sglang_k8s_startup_seconds", RUN, "Kubernetes export: how long a server may take to load its model before "
       "the liveness probe counts (the startup probe's allowance).", _int(60, 86400), 3600, "int"),
-    S("sglang_preflight_fail_on", RUN, "Stop deploy/preflight on: fail, warn or never.", _word("fail", "warn", "never"), choices=('fail', 'warn', 'never')),
+    S("sglang_preflight_fail_on", RUN, "Stop deploy/preflight on: fail, warn or never.", _word("fail", "warn", "never"),
+      "fail", choices=('fail', 'warn', 'never')),
     S("sglang_preflight_skip", RUN, "Skip the preflight checks of deploy.yml.", c.boolean, False, "bool"),
     S("sglang_preflight_stack", RUN, "A server stack other than the reference environment: warn, fail or off.",
-      _word("warn", "fail", "off"), choices=('warn', 'fail', 'off')),
+      _word("warn", "fail", "off"), "warn", choices=('warn', 'fail', 'off')),
     S("sglang_preflight_json", RUN, "Also write the preflight report as JSON on the controller.", _controller_path, type="path"),
-    S("sglang_preflight_probe_timeout", RUN, "Seconds of each preflight probe.", _int(1, 3600), type="int"),
+    S("sglang_preflight_probe_timeout", RUN, "Seconds of each preflight probe (TCP connect, health request).",
+      _int(1, 3600), 3, "int"),
     S("sglang_preflight_runtime_timeout", RUN, "Seconds of the server interpreter's stack report and of each NPU "
-      "tool call (npu-smi, at least 30; hccn_tool, at least 10).", _int(1, 3600), type="int"),
+      "tool call (npu-smi, at least 30; hccn_tool, at least 10).", _int(1, 3600), 60, "int"),
     S("sglang_preflight_min_hbm_free_ratio", RUN, "Free HBM ratio every NPU needs (default: the service's "
       "--mem-fraction-static).", _ratio, type="float"),
     S("sglang_min_driver_version", RUN, "Lowest NPU driver version preflight accepts; unset, the driver (Ascend "
       "HDK) the planned release's CANN needs where profiles/_releases.yml names one, else any.", c.text),
     S("sglang_min_cann_version", RUN, "Lowest CANN toolkit version preflight accepts.", c.text),
-    S("sglang_npu_smi", RUN, "npu-smi on the hosts (absolute path).", c.absolute_path, type="path"),
-    S("sglang_hccn_tool", RUN, "hccn_tool on the hosts (absolute path).", c.absolute_path, type="path"),
-    S("sglang_npu_driver_info", RUN, "The driver's version.info on the hosts.", c.absolute_path, type="path"),
-    S("sglang_npu_toolkit_info", RUN, "The toolkit's ascend_toolkit_install.info on the hosts.", c.absolute_path, type="path"),
-    S("sglang_doctor_fail_on", RUN, "doctor.yml fails on: fail, warn or never.", _word("fail", "warn", "never"), choices=('fail', 'warn', 'never')),
+    # A command name is looked up on the host in PATH and then in the driver's tool directories (the driver puts
+    # npu-smi in /usr/local/sbin or /usr/local/bin), so a stand-in placed in PATH is found too.
+    S("sglang_npu_smi", RUN, "npu-smi on the hosts: a command name (looked up in PATH, then the driver's tool "
+      "directories) or an absolute path.", c.command, "npu-smi"),
+    S("sglang_hccn_tool", RUN, "hccn_tool on the hosts (absolute path).", c.absolute_path,
+      "/usr/local/Ascend/driver/tools/hccn_tool", "path"),
+    S("sglang_npu_driver_info", RUN, "The driver's version.info on the hosts.", c.absolute_path,
+      "/usr/local/Ascend/driver/version.info", "path"),
+    S("sglang_npu_toolkit_info", RUN, "Glob patterns (absolute) of the toolkit's ascend_toolkit_install.info on the "
+      "hosts; the first readable match with a version wins (one path is a list of one).", _absolute_paths,
+      ["/usr/local/Ascend/ascend-toolkit/latest/*-linux/ascend_toolkit_install.info",
+       "/usr/local/Ascend/cann/*-linux/ascend_toolkit_install.info",
+       "/usr/local/Ascend/cann-*/*-linux/ascend_toolkit_install.info",
+       "/usr/local/Ascend/ascend-toolkit/*/*-linux/ascend_toolkit_install.info"], "list", "str"),
+    S("sglang_doctor_fail_on", RUN, "doctor.yml fails on: fail, warn or never.", _word("fail", "warn", "never"),
+      "fail", choices=('fail', 'warn', 'never')),
     S("sglang_doctor_include_ok", RUN, "doctor.yml also lists the checks that passed.", c.boolean, False, "bool"),
     S("sglang_doctor_json", RUN, "Where doctor.yml writes its JSON report on the controller.", _controller_path,
       "sglang-doctor.json", "path"),
@@ -661,9 +686,9 @@ TABLE: tuple[Setting, ...] = (
     S("sglang_collect_dir", RUN, "Controller directory of the failure bundle.", _controller_path, ".", "path"),
     S("sglang_collect_since", RUN, "Start of the journal window: @EPOCH, YYYY-MM-DD[ HH:MM[:SS]], today, yesterday.",
       _since),
-    S("sglang_collect_max_lines", RUN, "Journal lines kept per unit.", _int(1, 1000000), type="int"),
-    S("sglang_collect_max_bytes", RUN, "Journal bytes kept per unit.", _int(1, 1 << 30), type="int"),
-    S("sglang_collect_dmesg_lines", RUN, "Kernel lines of the NPU driver kept.", _int(1, 100000), type="int"),
+    S("sglang_collect_max_lines", RUN, "Journal lines kept per unit.", _int(1, 1000000), 5000, "int"),
+    S("sglang_collect_max_bytes", RUN, "Journal bytes kept per unit.", _int(1, 1 << 30), 4 << 20, "int"),
+    S("sglang_collect_dmesg_lines", RUN, "Kernel lines of the NPU driver kept.", _int(1, 100000), 500, "int"),
     # ---- role parameters and the collection's own facts ----------------------------------------------------
     S("sglang_plan", INTERNAL, "The deployment plan computed once on the controller by the planner action "
       "(default: the fact hostvars['localhost'].sglang_plan).", default="{{ hostvars['localhost'].sglang_plan }}",

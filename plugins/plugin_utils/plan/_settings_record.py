@@ -54,20 +54,20 @@ class PlanSettings:
     sglang_k8s_prometheus_operator: bool
     sglang_k8s_rollout_partition: dict[str, Any] | None
     sglang_k8s_startup_seconds: int
-    sglang_preflight_fail_on: str | None
+    sglang_preflight_fail_on: str
     sglang_preflight_skip: bool
-    sglang_preflight_stack: str | None
+    sglang_preflight_stack: str
     sglang_preflight_json: str | None
-    sglang_preflight_probe_timeout: int | None
-    sglang_preflight_runtime_timeout: int | None
+    sglang_preflight_probe_timeout: int
+    sglang_preflight_runtime_timeout: int
     sglang_preflight_min_hbm_free_ratio: float | None
     sglang_min_driver_version: str | None
     sglang_min_cann_version: str | None
-    sglang_npu_smi: str | None
-    sglang_hccn_tool: str | None
-    sglang_npu_driver_info: str | None
-    sglang_npu_toolkit_info: str | None
-    sglang_doctor_fail_on: str | None
+    sglang_npu_smi: str
+    sglang_hccn_tool: str
+    sglang_npu_driver_info: str
+    sglang_npu_toolkit_info: list[str]
+    sglang_doctor_fail_on: str
     sglang_doctor_include_ok: bool
     sglang_doctor_json: str
     sglang_status_json: str
@@ -109,9 +109,9 @@ class PlanSettings:
     sglang_collect: bool
     sglang_collect_dir: str
     sglang_collect_since: str | None
-    sglang_collect_max_lines: int | None
-    sglang_collect_max_bytes: int | None
-    sglang_collect_dmesg_lines: int | None
+    sglang_collect_max_lines: int
+    sglang_collect_max_bytes: int
+    sglang_collect_dmesg_lines: int
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PlanSettings:

@@ -19,10 +19,9 @@ _STOP_AT = {"fail": EXIT_CODES[FAIL], "warn": EXIT_CODES[WARN], "never": None}
 
 
 def fail_on_value(value: Any, name: str = "fail_on") -> str:
-    """The threshold given, checked: unset (None or empty) is C(fail). name: what the operator set (a variable
-    or an option), named in the error. Raises ValueError when the value is not one of FAIL_ON."""
-    if value is None or value == "":
-        return "fail"
+    """The threshold given, checked. name: what the operator set (a variable or an option), named in the error.
+    Raises ValueError when the value is not one of FAIL_ON; unset too: the playbooks pass the plan's value, which
+    the settings table defaults (sglang_preflight_fail_on, sglang_doctor_fail_on), so no default is kept here."""
     if not isinstance(value, str) or value not in FAIL_ON:
         raise ValueError(f"{name} must be one of {', '.join(FAIL_ON)}, got {value!r}")
     return value

@@ -7,6 +7,7 @@ import json
 
 from ansible_collections.ascend.sglang.plugins.module_utils.collect import _collect
 from ansible_collections.ascend.sglang.plugins.module_utils.files import _deploy_record
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _settings as table
 
 SECRET = "sk-live-5f0a9c1e77"
 HF = "hf_AbCdEf0123456789"
@@ -53,11 +54,16 @@ def read(path):
     return FILES[path]
 
 
+RUN = table.defaults(table.RUN)
+
 def params(**extra):
     base = {"units": [UNIT], "secrets": [SECRET], "pythons": ["python3"],
             "files": [{"path": "/etc/sglang/sglang-prefill-i0-r0.env", "kind": "env", "sensitive": True},
                       {"path": "/usr/local/libexec/sglang/sglang-prefill-i0-r0.sh", "kind": "launcher"},
-                      {"path": "/etc/systemd/system/gone.service", "kind": "unit"}]}
+                      {"path": "/etc/systemd/system/gone.service", "kind": "unit"}],
+            # What the collect action passes: the plan's settings, the table's defaults.
+            "npu_smi": RUN["sglang_npu_smi"], "max_lines": RUN["sglang_collect_max_lines"],
+            "max_bytes": RUN["sglang_collect_max_bytes"], "dmesg_lines": RUN["sglang_collect_dmesg_lines"]}
     base.update(extra)
     return base
 

@@ -7,6 +7,7 @@ import os
 import stat
 
 from ansible_collections.ascend.sglang.plugins.module_utils.collect import _host_probe
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _settings as table
 
 # npu-smi info -t health -i 3 -c 0 (tests/fixtures/npu_smi, the layout of the real tool's source)
 HEALTH = "\tHealth Status                  : OK\n\tError Code                     : NA\n"
@@ -23,7 +24,14 @@ def test_health_queries_find_npu_smi_outside_path(tmp_path, monkeypatch):
     monkeypatch.setattr(_host_probe, "EXTRA_BIN_DIRS", (str(sbin),))
     monkeypatch.setenv("PATH", os.pathsep.join(["/nonexistent", os.path.dirname(os.path.realpath("/bin/sh"))]))
 
-    observed = _host_probe.observe({"npu_health": [6], "hardware": "A2"})
+    # The module's options as the playbooks pass them: the plan's settings, the table's defaults.
+    run = table.defaults(table.RUN)
+    observed = _host_probe.observe({"npu_health": [6], "hardware": "A2"}, npu_smi=run["sglang_npu_smi"],
+                                   driver_info=run["sglang_npu_driver_info"],
+                                   toolkit_info=run["sglang_npu_toolkit_info"],
+                                   probe_timeout=run["sglang_preflight_probe_timeout"],
+                                   runtime_timeout=run["sglang_preflight_runtime_timeout"],
+                                   hccn_tool=run["sglang_hccn_tool"])
 
     device = observed["npu_health"]["6"]
     assert device["rc"] == 0, device

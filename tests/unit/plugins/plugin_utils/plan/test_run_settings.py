@@ -100,5 +100,22 @@ def test_the_bench_client_runs_with_the_servers_interpreter_unless_given_one() -
 
 def test_the_plan_holds_every_checked_setting_none_where_unset() -> None:
     settings = _settings_of()
-    assert settings["sglang_npu_smi"] is None and settings["sglang_plan_file"] is None
+    assert settings["sglang_min_cann_version"] is None and settings["sglang_plan_file"] is None
+    assert settings["sglang_npu_smi"] == "npu-smi" and settings["sglang_preflight_probe_timeout"] == 3
     assert settings["sglang_bench_overrides"] == {} and settings["sglang_status_timeout"] == 5
+
+
+def test_the_npu_tools_take_a_command_name_or_absolute_paths() -> None:
+    """sglang_npu_smi is looked up in PATH on the host (a name) or given as a path; sglang_npu_toolkit_info is the
+    module's list of glob patterns, one path a list of one."""
+    settings = _settings_of({"sglang_npu_smi": "/usr/local/sbin/npu-smi",
+                             "sglang_npu_toolkit_info": "/opt/cann/*/ascend_toolkit_install.info"})
+    assert settings["sglang_npu_smi"] == "/usr/local/sbin/npu-smi"
+    assert settings["sglang_npu_toolkit_info"] == ["/opt/cann/*/ascend_toolkit_install.info"]
+    assert _settings_of()["sglang_npu_toolkit_info"] == _settings.BY_NAME["sglang_npu_toolkit_info"].default
+    for name, value, message in (("sglang_npu_smi", "npu smi", "a command name"),
+                                 ("sglang_npu_toolkit_info", ["relative/*.info"], "must be an absolute path"),
+                                 ("sglang_npu_toolkit_info", [], "must be a list of absolute paths")):
+        errors = Collector()
+        _settings.one_value(name, {name: value}, errors)
+        assert [f.variable for f in errors.findings] and message in str(errors.findings[0]), (name, value)
