@@ -56,6 +56,7 @@ def read(path):
 
 RUN = table.defaults(table.RUN)
 
+
 def params(**extra):
     base = {"units": [UNIT], "secrets": [SECRET], "pythons": ["python3"],
             "files": [{"path": "/etc/sglang/sglang-prefill-i0-r0.env", "kind": "env", "sensitive": True},
