@@ -151,6 +151,24 @@ def _running(pid: Any) -> bool:
         return False
 
 
+def _group_running(pgid: Any) -> bool:
+    """Whether a process of the group pgid (the waiter's session: rsync and the processes rsync forks) has not
+    ended."""
+    if not isinstance(pgid, int) or pgid <= 1:
+        return False
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # ended while the list was read
+        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
+            return True
+    return False
+
+
 def _detach(argv: list[str], stage: str) -> tuple[int, int]:
     """Runs argv detached (its own session, output in stage/rsync.log); a waiter process writes rsync's pid and exit
     status to stage/rc.json when it ends. Returns (rsync's pid, the waiter's pid)."""
@@ -253,8 +271,11 @@ def stop(path: str) -> bool:
     if not _alive(pid):
         return False
     os.kill(pid, signal.SIGTERM)
-    for _unused in range(100):  # bounded: until its waiter has written its status
-        if not _alive(pid) and not _running(state.get("waiter")):
+    # Bounded: until its waiter has written its status and every process rsync forked has ended. A local copy's
+    # receiver is told to exit by the rsync stopped here and keeps the file in flight (moves it into the partial
+    # directory) on its way out, after that rsync has ended: the next start must find it there.
+    for _unused in range(100):
+        if not _alive(pid) and not _running(state.get("waiter")) and not _group_running(state.get("waiter")):
             break
         time.sleep(0.1)
     return True

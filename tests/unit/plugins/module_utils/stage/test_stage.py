@@ -184,7 +184,8 @@ def test_an_interrupted_pull_keeps_its_bytes_out_of_the_model_directory_and_resu
         # counts what the sender has sent, and on a busy machine the receiver may not have written any of it when it
         # is stopped (a local copy's receiver is told to exit, not to drain what is still in the socket).
         for _unused in range(600):
-            if _on_disk(_stage.staging_dir(path)) > 3_500_000:
+            on_disk = _on_disk(_stage.staging_dir(path))
+            if on_disk > 3_500_000:
                 break
             time.sleep(0.05)
         assert _stage.stop(path)
@@ -192,7 +193,8 @@ def test_an_interrupted_pull_keeps_its_bytes_out_of_the_model_directory_and_resu
         assert stopped["running"] is False and stopped["exit_code"] != 0
         assert not os.path.exists(path)
         kept = sum(p.stat().st_size for p in Path(_stage.staging_dir(path)).rglob("*.safetensors"))
-        assert kept > 3_000_000  # a whole shard staged, and the bytes of the one in flight
+        # a whole shard staged, and the bytes of the one in flight
+        assert kept > 3_000_000, (on_disk, sorted(str(p) for p in Path(_stage.staging_dir(path)).rglob("*")))
         assert _stage.observe(path, source, rsync, 60)["staged"]  # the whole ones, not the partial one
         again = _stage.start(path, source, files, False, rsync, 0, False)
         assert again["started"] and _wait(path)["exit_code"] == 0, _stage.poll(path)
