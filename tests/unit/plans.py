@@ -20,6 +20,20 @@ def make_plan(profile_id, variables=None, host_vars=None, **groups):
     return profile, plan(profile, build_inventory(names, hostvars, variables)).as_dict()
 
 
+def instances_plan(profile, counts, variables):
+    """The host rollout's plan of counts[role] instances of each server role, one host per rank (addresses
+    10.<role>.x.y, a NIC), and a router host: the instances a Kubernetes export of the same counts runs. Returns the
+    typed plan."""
+    groups, hostvars = {}, {}
+    for number, role in enumerate(profile.server_roles):
+        groups[role] = [f"{role}{i}" for i in range(counts[role] * profile.roles[role].nnodes)]
+        for i, host in enumerate(groups[role]):
+            hostvars[host] = {"sglang_host_ip": f"10.{number + 1}.{i // 250}.{i % 250 + 1}", "sglang_nic": "ens1"}
+    groups["router"] = ["router0"]
+    hostvars["router0"] = {"sglang_host_ip": "10.9.0.1"}
+    return plan(profile, build_inventory(groups, hostvars, variables))
+
+
 # A service's fields the tests that build one by hand leave out (the consumer under test does not read them).
 _SERVICE_DEFAULTS = {"role": "decode", "instance": 0, "node_rank": 0, "nnodes": 1, "inventory_host": "h",
                      "host": "127.0.0.1", "port": 8000, "bootstrap_port": None, "dist_init_addr": None,

@@ -3,16 +3,8 @@ Python, no host, no Ansible."""
 
 from __future__ import annotations
 
-import pytest
-
 from ansible_collections.ascend.sglang.plugins.module_utils.checks._preflight import check_host, requirements
-from ansible_collections.ascend.sglang.tests.unit.plans import make_plan
-from ansible_collections.ascend.sglang.tests.unit.preflight_hosts import PD32, ctx_of, healthy, only, problems
-
-
-@pytest.fixture(scope="module")
-def pd32():
-    return make_plan(PD32, prefill=2, decode=2, router=1)
+from ansible_collections.ascend.sglang.tests.unit.preflight_hosts import ctx_of, healthy, only, problems
 
 
 def test_doctor_service_states_and_health(pd32):

@@ -9,13 +9,7 @@ from ansible_collections.ascend.sglang.plugins.module_utils.checks._preflight im
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import plan
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import load_profile
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._topology import build_inventory
-from ansible_collections.ascend.sglang.tests.unit.plans import make_plan
 from ansible_collections.ascend.sglang.tests.unit.preflight_hosts import PD32, ctx_of, healthy, only, problems
-
-
-@pytest.fixture(scope="module")
-def pd32():
-    return make_plan(PD32, prefill=2, decode=2, router=1)
 
 
 def test_nic_missing_or_without_the_address(pd32):

@@ -3,22 +3,9 @@ Python, no host, no Ansible; the npu-smi output is published samples (tests/fixt
 
 from __future__ import annotations
 
-import pytest
-
 from ansible_collections.ascend.sglang.plugins.module_utils.checks._findings import Context
 from ansible_collections.ascend.sglang.plugins.module_utils.checks._preflight import check_host, requirements
-from ansible_collections.ascend.sglang.tests.unit.plans import make_plan
-from ansible_collections.ascend.sglang.tests.unit.preflight_hosts import A2_MIXED, PD32, ctx_of, healthy, only, problems
-
-
-@pytest.fixture(scope="module")
-def pd32():
-    return make_plan(PD32, prefill=2, decode=2, router=1)
-
-
-@pytest.fixture(scope="module")
-def a2mixed():
-    return make_plan(A2_MIXED, mixed=1)
+from ansible_collections.ascend.sglang.tests.unit.preflight_hosts import A2_MIXED, ctx_of, healthy, only, problems
 
 
 def test_a2_host_in_an_a3_plan(pd32):

@@ -3,21 +3,7 @@ Python, no host, no Ansible."""
 
 from __future__ import annotations
 
-import pytest
-
 from ansible_collections.ascend.sglang.plugins.module_utils.checks._preflight_inputs import server_devices
-from ansible_collections.ascend.sglang.tests.unit.plans import make_plan
-from ansible_collections.ascend.sglang.tests.unit.preflight_hosts import A2_MIXED, PD32
-
-
-@pytest.fixture(scope="module")
-def pd32():
-    return make_plan(PD32, prefill=2, decode=2, router=1)
-
-
-@pytest.fixture(scope="module")
-def a2mixed():
-    return make_plan(A2_MIXED, mixed=1)
 
 
 def test_the_planned_devices_are_the_ones_checked(pd32, a2mixed):

@@ -3,16 +3,9 @@ device nodes and mounts.  Pure Python, no host, no Ansible."""
 
 from __future__ import annotations
 
-import pytest
-
 from ansible_collections.ascend.sglang.plugins.module_utils.checks._preflight import check_host, requirements
 from ansible_collections.ascend.sglang.tests.unit.plans import make_plan
 from ansible_collections.ascend.sglang.tests.unit.preflight_hosts import PD32, ctx_of, healthy, only, problems
-
-
-@pytest.fixture(scope="module")
-def pd32():
-    return make_plan(PD32, prefill=2, decode=2, router=1)
 
 
 def test_driver_and_cann_missing_or_too_old(pd32):

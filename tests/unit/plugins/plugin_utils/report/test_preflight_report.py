@@ -3,17 +3,9 @@ usable result is a failure.  Pure Python, no host, no Ansible."""
 
 from __future__ import annotations
 
-import pytest
-
 from ansible_collections.ascend.sglang.plugins.module_utils.checks._preflight import check_host
 from ansible_collections.ascend.sglang.plugins.plugin_utils.report._preflight_report import aggregate, render_table, report
-from ansible_collections.ascend.sglang.tests.unit.plans import make_plan
-from ansible_collections.ascend.sglang.tests.unit.preflight_hosts import PD32, ctx_of, healthy
-
-
-@pytest.fixture(scope="module")
-def pd32():
-    return make_plan(PD32, prefill=2, decode=2, router=1)
+from ansible_collections.ascend.sglang.tests.unit.preflight_hosts import ctx_of, healthy
 
 
 def test_aggregated_table_names_host_check_found_expected_fix(pd32):

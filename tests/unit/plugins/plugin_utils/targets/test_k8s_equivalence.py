@@ -20,9 +20,8 @@ import yaml
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._k8s_manifests import dump
 from ansible_collections.ascend.sglang.plugins.plugin_utils.targets import _k8s_export
-from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import plan
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import available_profiles, load_profile
-from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._topology import build_inventory
+from ansible_collections.ascend.sglang.tests.unit.plans import instances_plan
 from k8s_objects import INDEX_VAR, LEADER_VAR, leader_dns, pod_templates
 
 DOCUMENTED = [pid for pid in available_profiles() if load_profile(pid).id == pid]
@@ -46,16 +45,8 @@ def _counts(profile):
 
 
 def host_plan(profile, counts):
-    groups, hostvars = {}, {}
-    for number, role in enumerate(profile.server_roles):
-        groups[role] = [f"{role}{i}" for i in range(counts[role] * profile.roles[role].nnodes)]
-        for i, host in enumerate(groups[role]):
-            hostvars[host] = {"sglang_host_ip": f"10.{number + 1}.{i // 250}.{i % 250 + 1}", "sglang_nic": "ens1"}
-    groups["router"] = ["router0"]
-    hostvars["router0"] = {"sglang_host_ip": "10.9.0.1"}
-    variables = dict(PATHS, sglang_runtime="container",
-                     sglang_secrets={profile.server_roles[0]: {"--api-key": SECRET}})
-    return plan(profile, build_inventory(groups, hostvars, variables))
+    return instances_plan(profile, counts, dict(PATHS, sglang_runtime="container",
+                                                sglang_secrets={profile.server_roles[0]: {"--api-key": SECRET}}))
 
 
 def exported(pid, kind, counts):

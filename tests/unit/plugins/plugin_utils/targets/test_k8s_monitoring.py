@@ -18,9 +18,8 @@ import yaml
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils.targets import _k8s_export, _monitoring
 from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._k8s_manifests import dump
-from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import plan
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import load_profile
-from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._topology import build_inventory
+from ansible_collections.ascend.sglang.tests.unit.plans import instances_plan
 from k8s_schema import custom_problems
 from local import promtool
 
@@ -41,16 +40,8 @@ def exported(pid, kind="rbg", **variables):
 
 def host_plan(pid, counts):
     """The host rollout's plan of the same instances (one host per rank), as monitoring.yml reads it."""
-    profile = load_profile(pid)
-    groups, hostvars = {}, {}
-    for number, role in enumerate(profile.server_roles):
-        groups[role] = [f"{role}{i}" for i in range(counts[role] * profile.roles[role].nnodes)]
-        for i, host in enumerate(groups[role]):
-            hostvars[host] = {"sglang_host_ip": f"10.{number + 1}.0.{i + 1}", "sglang_nic": "ens1"}
-    groups["router"] = ["router0"]
-    hostvars["router0"] = {"sglang_host_ip": "10.9.0.1"}
-    return plan(profile, build_inventory(groups, hostvars, {"sglang_model_path": "/models/m",
-                                                            "sglang_draft_model_path": "/models/d"}))
+    variables = {"sglang_model_path": "/models/m", "sglang_draft_model_path": "/models/d"}
+    return instances_plan(load_profile(pid), counts, variables)
 
 
 def relabel(rules, labels):
