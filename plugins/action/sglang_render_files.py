@@ -18,6 +18,7 @@ from ansible.template import trust_as_template
 from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._host_files import (
     DEFAULT_SETTINGS, SYSTEMD, host_files)
 from ansible_collections.ascend.sglang.plugins.module_utils.files._atomic_files import place_all
+from ansible_collections.ascend.sglang.plugins.module_utils.http._health_wait import wait_target
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _watchdog
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import HostPlan, Plan, typed_plan
 from ansible_collections.ascend.sglang.plugins.plugin_utils.targets import _monitoring
@@ -40,7 +41,7 @@ _OVERRIDES = {"trim_blocks": True, "lstrip_blocks": False, "newline_sequence": "
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _VALID_ARGS = frozenset(("plan", "host", "render_dir", "roles", "kinds", "settings", "secrets", "restart_all",
-                             "record_start", "record_path", "cann_env"))
+                             "record_start", "record_path", "cann_env", "health"))
 
     def _source(self, kind: str, name: str) -> str:
         key = (kind, name)
@@ -118,6 +119,16 @@ class ActionModule(ActionBase):
         queries = host_queries(host_plan.services, [{"kind": spec.kind, "service": spec.service} for spec in specs],
                                str(cfg[SYSTEMD]))
         module_args = self._place_args(specs, paths, cfg, queries, args, profile)
+        if args.get("health"):
+            # One look at the services of this call once their files are in place (the role's health settings):
+            # deploy.yml's health gate makes no call on a host where nothing restarts and every one was healthy.
+            look = args["health"]
+            readiness = boolean(look.get("readiness"), strict=False)
+            module_args["health"] = [
+                {"name": svc.name,
+                 "url": wait_target({"ready_url": svc.ready_url, "health_url": svc.health_url}, readiness)}
+                for svc in queries["services"]]
+            module_args["health_timeout"] = int(look["timeout"])
         placed = self._execute_module(module_name="ascend.sglang.sglang_place_files", module_args=module_args,
                                       task_vars=task_vars)
         placed.pop("invocation", None)
@@ -125,6 +136,7 @@ class ActionModule(ActionBase):
             result.update(failed=True, msg=placed.get("msg", "placing the files failed"))
             return result
         self._report(result, specs, paths, placed)
+        result["health"] = placed.get("health") or {}
         result["stale_watchdogs"] = stale_watchdogs(queries["probe"], placed.get("present") or [])
         # Their files (unit, configuration, state), named as the watchdog names them with this host's settings.
         result["stale_watchdog_files"] = _watchdog.files_of(result["stale_watchdogs"], cfg)

@@ -66,6 +66,28 @@ options:
     type: list
     elements: path
     default: []
+  health:
+    description:
+      - Services to look at once, read-only, after the files are in place; the result is RV(health).
+      - A service with a C(url) is healthy when that URL answers HTTP 200 within O(health_timeout) seconds, one
+        without when its unit is active (C(systemctl is-active)). One look, no wait.
+      - Saves the caller a round trip, e.g. C(deploy.yml)'s health gate makes no call on a host where nothing
+        was (re)started and every service was healthy at this look.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      name:
+        description: The service's name (its unit is C(<name>.service)).
+        type: str
+        required: true
+      url:
+        description: The URL that answers HTTP 200 when the service is healthy; unset - the unit must be active.
+        type: str
+  health_timeout:
+    description: Seconds each HTTP request of O(health) may take (the plan's C(sglang_health_timeout)); required
+      with O(health).
+    type: int
   running:
     description:
       - Units to judge once the files are in place, read-only; the result is RV(running).
@@ -139,6 +161,14 @@ present:
   returned: always
   type: list
   elements: str
+health:
+  description: Per service of O(health), C(healthy) and C(status) (the HTTP status or error, or the unit's state).
+  returned: always
+  type: dict
+  sample:
+    sglang-mixed-i0:
+      healthy: true
+      status: "200"
 running:
   description: Per unit of O(running), whether it runs and has a restart pending.
   returned: always
@@ -173,36 +203,49 @@ from ansible_collections.ascend.sglang.plugins.module_utils.files._atomic_files 
 from ansible_collections.ascend.sglang.plugins.module_utils.files._deploy_record import DEPLOY_RECORD, write_record
 from ansible_collections.ascend.sglang.plugins.module_utils.files._started import check_units
 from ansible_collections.ascend.sglang.plugins.module_utils.files._units import bad_names
+from ansible_collections.ascend.sglang.plugins.module_utils.http._health_wait import look
+
+
+def _argument_spec() -> dict:
+    return {
+        "directories": {"type": "list", "elements": "dict", "default": [], "options": {
+            "path": {"type": "path", "required": True},
+            "mode": {"type": "str", "default": "0755"}}},
+        "files": {
+            "type": "list", "elements": "dict", "default": [],
+            "options": {
+                "path": {"type": "path", "required": True},
+                "content": {"type": "str"},
+                "secret_content": {"type": "str", "no_log": True},
+                "mode": {"type": "str", "required": True},
+                "owner": {"type": "str"},
+                "group": {"type": "str"}},
+            "required_one_of": [["content", "secret_content"]],
+            "mutually_exclusive": [["content", "secret_content"]]},
+        "probe": {"type": "list", "elements": "path", "default": []},
+        "running": {"type": "list", "elements": "str", "default": []},
+        "health": {"type": "list", "elements": "dict", "default": [], "options": {
+            "name": {"type": "str", "required": True},
+            "url": {"type": "str"}}},
+        # The plan's sglang_health_timeout: no default here (the settings table holds it).
+        "health_timeout": {"type": "int"},
+        "record_start": {"type": "float"},
+        "record_profile": {"type": "str", "default": ""},
+        "record_path": {"type": "path", "default": DEPLOY_RECORD},
+    }
 
 
 def main() -> None:
     module = AnsibleModule(
-        argument_spec={
-            "directories": {"type": "list", "elements": "dict", "default": [], "options": {
-                "path": {"type": "path", "required": True},
-                "mode": {"type": "str", "default": "0755"}}},
-            "files": {
-                "type": "list", "elements": "dict", "default": [],
-                "options": {
-                    "path": {"type": "path", "required": True},
-                    "content": {"type": "str"},
-                    "secret_content": {"type": "str", "no_log": True},
-                    "mode": {"type": "str", "required": True},
-                    "owner": {"type": "str"},
-                    "group": {"type": "str"}},
-                "required_one_of": [["content", "secret_content"]],
-                "mutually_exclusive": [["content", "secret_content"]]},
-            "probe": {"type": "list", "elements": "path", "default": []},
-            "running": {"type": "list", "elements": "str", "default": []},
-            "record_start": {"type": "float"},
-            "record_profile": {"type": "str", "default": ""},
-            "record_path": {"type": "path", "default": DEPLOY_RECORD},
-        },
+        argument_spec=_argument_spec(),
         supports_check_mode=True,
     )
-    bad = bad_names([{"unit": unit} for unit in module.params["running"]])
+    bad = bad_names([{"unit": unit} for unit in module.params["running"]]
+                    + [{"unit": f"{svc['name']}.service"} for svc in module.params["health"]])
     if bad:
-        module.fail_json(msg=f"running: not a unit name ending in .service: {', '.join(bad)}")
+        module.fail_json(msg=f"running, health: not a unit name ending in .service: {', '.join(bad)}")
+    if module.params["health"] and (module.params["health_timeout"] or 0) < 1:
+        module.fail_json(msg="health_timeout: at least 1 second is required with health")
     if module.params["record_start"] is not None and not module.check_mode:
         try:
             write_record(module.params["record_path"], module.params["record_start"], module.params["record_profile"])
@@ -222,6 +265,10 @@ def main() -> None:
     result["present"] = [path for path in module.params["probe"] if os.path.lexists(path)]
     result["running"] = check_units(module.params["running"], module.run_command,
                                     module.get_bin_path("systemctl") if module.params["running"] else None)
+    systemctl = module.get_bin_path("systemctl") if any(not svc["url"] for svc in module.params["health"]) else None
+    result["health"] = {svc["name"]: look(svc["name"], svc["url"], module.params["health_timeout"],
+                                          module.run_command, systemctl)
+                        for svc in module.params["health"]}
     diff = result.pop("diff")
     if diff:
         result["diff"] = diff

@@ -84,6 +84,21 @@ options:
     description: Where O(record_start) is written (unset - C(/var/lib/sglang/last-deploy.json), where collections
       read it).
     type: path
+  health:
+    description:
+      - Deployment - also look once at the health of the services whose unit this call writes, in the same call,
+        once their files are in place (O(ascend.sglang.sglang_place_files#module:health)); the result is
+        RV(health). Its keys are the role's health settings.
+    type: dict
+    suboptions:
+      readiness:
+        description: Look at a service's readiness URL where it has one (a router's), else at its health URL.
+        type: bool
+        required: true
+      timeout:
+        description: Seconds each HTTP request may take.
+        type: int
+        required: true
 extends_documentation_fragment:
   - ascend.sglang.attributes.controller
   - ascend.sglang.attributes.diff
@@ -107,6 +122,10 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+health:
+  description: Per service of this call, C(healthy) and C(status) at the look of O(health); empty without it.
+  returned: deployment
+  type: dict
 files:
   description: Deployment - one entry per file (C(path), C(kind), C(service), C(changed)); render mode - how many files.
   returned: always

@@ -144,10 +144,9 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.ascend.sglang.plugins.module_utils.http._http import http_get
 from ansible_collections.ascend.sglang.plugins.module_utils.http._router_converge import (
     RouterGaveUp, apply_planned, converge, http_call)
-from ansible_collections.ascend.sglang.plugins.module_utils.http._health_wait import wait_target
+from ansible_collections.ascend.sglang.plugins.module_utils.http._health_wait import look, wait_target
 from ansible_collections.ascend.sglang.plugins.module_utils.files._units import UNIT_NAME
 
 
@@ -163,13 +162,7 @@ def poll(module, targets, retries, delay, timeout, start):
             row = result[name]
             if row["healthy"]:
                 continue
-            if url:
-                row["status"] = http_get(url, timeout).label()
-                row["healthy"] = row["status"] == "200"
-            else:
-                rc, stdout, _unused = module.run_command([systemctl, "is-active", "--", name + ".service"])
-                row["status"] = stdout.strip() or f"rc {rc}"
-                row["healthy"] = rc == 0
+            row.update(look(name, url, timeout, module.run_command, systemctl))
             if row["healthy"]:
                 row["waited_s"] = round(time.monotonic() - start, 1)
         if all(row["healthy"] for row in result.values()) or attempt == retries - 1:

@@ -119,3 +119,32 @@ def test_fail_unhealthy_fails_naming_them_and_keeps_every_answer(servers) -> Non
 def test_names_that_are_not_services_are_refused(name) -> None:
     result = run_module({"services": [{"name": name, "health_url": "http://127.0.0.1:1/health"}], "retries": 1})
     assert result["failed"] and "not a service name" in result["msg"]
+
+
+def test_the_call_that_places_a_hosts_files_looks_once_at_its_services(servers) -> None:
+    """sglang_place_files' health look (deploy.yml's gate makes no call on a host where nothing restarts and
+    every service was healthy at it): one request per service, no wait, the status of each, read-only."""
+    healthy, broken = servers(0), servers(None)
+    refused = socket.socket()
+    refused.bind(("127.0.0.1", 0))
+    port = refused.getsockname()[1]
+    refused.close()  # nothing listens there
+    result = adhoc("sglang_place_files", {"health_timeout": 10, "health": [
+        {"name": "sglang-mixed-i0", "url": healthy.url},
+        {"name": "sglang-mixed-i1", "url": broken.url},
+        {"name": "sglang-mixed-i2", "url": f"http://127.0.0.1:{port}/health"}]})
+    assert not result["failed"] and not result["changed"], result
+    assert result["health"]["sglang-mixed-i0"] == {"healthy": True, "status": "200"}
+    assert result["health"]["sglang-mixed-i1"] == {"healthy": False, "status": "503"}
+    assert not result["health"]["sglang-mixed-i2"]["healthy"]
+    assert result["health"]["sglang-mixed-i2"]["status"].startswith("no answer (")
+    assert (healthy.requests, broken.requests) == (1, 1)
+
+
+def test_a_health_look_needs_its_timeout_and_unit_names(servers) -> None:
+    up = servers(0)
+    missing = adhoc("sglang_place_files", {"health": [{"name": "sglang-mixed-i0", "url": up.url}]})
+    assert missing["failed"] and "health_timeout" in missing["msg"], missing
+    bad = adhoc("sglang_place_files", {"health_timeout": 5, "health": [{"name": "a b;reboot", "url": up.url}]})
+    assert bad["failed"] and "not a unit name" in bad["msg"], bad
+    assert up.requests == 0
