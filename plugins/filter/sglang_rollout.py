@@ -6,6 +6,8 @@ decision is made here alone, where every host's report is known."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from ansible.errors import AnsibleFilterError
 
 # What a filter uses is imported when it runs (plugins/filter/sglang_operations.py says why: Ansible imports every
@@ -29,6 +31,21 @@ def sglang_rollout(reports, instances=None):
     return decide(hosts, planned)
 
 
+def sglang_gate_hosts(hosts, hostvars):
+    """The server hosts of ``hosts`` that deploy.yml's health gate must ask (plugin_utils/rollout/_rollout.py
+    gate_needed): the others restarted nothing in this run and every service of theirs was healthy at the look of
+    the call that placed their files. Read from each host's __sglang_files and __sglang_rollout (its start play)."""
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._rollout import gate_needed
+    out = []
+    for host in hosts or ():
+        own = hostvars[host] if host in hostvars else {}
+        decision = own.get("__sglang_rollout")
+        decision = decision.get(host) if isinstance(decision, Mapping) else None
+        if gate_needed(own.get("__sglang_files"), decision):
+            out.append(str(host))
+    return out
+
+
 class FilterModule:
     def filters(self):
-        return {"sglang_rollout": sglang_rollout}
+        return {"sglang_rollout": sglang_rollout, "sglang_gate_hosts": sglang_gate_hosts}

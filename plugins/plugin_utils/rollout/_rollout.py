@@ -239,3 +239,22 @@ def decide(hosts: Mapping[str, Mapping[str, Any]],
             "daemon_reload": bool((facts or {}).get("daemon_reload")),
         }
     return out
+
+
+def gate_needed(report: Mapping[str, Any] | None, decision: Mapping[str, Any] | None) -> bool:
+    """Whether a server host must go through deploy.yml's health gate: unless the call that placed its files
+    (report: its render result) looked at every one of its services and found each healthy, and the rollout
+    (decision: decide()'s entry of the host) starts, stops, pauses and reloads nothing there. Then nothing changed
+    on the host since that look, and the gate would make one more call to find what it already knows. A host
+    without a usable report or decision (a failed or skipped step) always goes through it."""
+    if not isinstance(report, Mapping) or report.get("failed") or report.get("skipped"):
+        return True
+    if not isinstance(decision, Mapping):
+        return True
+    health = report.get("health") or {}
+    names = [str(svc.get("name")) for svc in report.get("services") or []]
+    if not names or any(not (health.get(name) or {}).get("healthy") for name in names):
+        return True
+    busy = (list(decision.get("start") or []) + list(decision.get("stop_services") or [])
+            + list(decision.get("pause_watchdogs") or []) + list(report.get("stale_watchdogs") or []))
+    return bool(busy) or bool(decision.get("daemon_reload"))

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import InstancePlan
 from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._rollout import (
-    CANN_ENV_CHANGED, RESTART_ALL, decide, due_instances, file_changes, host_facts, host_queries, restart_reason,
-    service_facts, stale_watchdogs)
+    CANN_ENV_CHANGED, RESTART_ALL, decide, due_instances, file_changes, gate_needed, host_facts, host_queries,
+    restart_reason, service_facts, stale_watchdogs)
 
 from tests.unit.plans import service
 
@@ -341,3 +343,35 @@ def test_a_cann_env_change_of_the_same_call_makes_the_services_that_source_it_du
     assert restart_reason(False, same, [server]) is None and restart_reason(False, [], [server]) is None
     # The caller's reason (an earlier cann_env.sh task, installed packages) whatever the call changed.
     assert restart_reason(True, same, [router]) == RESTART_ALL
+
+
+# ------------------------------------------------------------------ deploy.yml's health gate: which hosts it asks
+QUIET = {"start": [], "stop_services": [], "pause_watchdogs": [], "daemon_reload": False, "restart": [], "why": {}}
+
+
+def _report(health: dict, **extra) -> dict:
+    return {"services": [{"name": name} for name in health], "stale_watchdogs": [],
+            "health": {name: {"healthy": ok, "status": "200" if ok else "503"} for name, ok in health.items()},
+            **extra}
+
+
+def test_a_host_that_restarted_nothing_and_was_healthy_at_the_look_is_not_asked_again() -> None:
+    assert not gate_needed(_report({"sglang-mixed-i0": True, "sglang-mixed-i1": True}), QUIET)
+
+
+@pytest.mark.parametrize("report, decision", [
+    (_report({"sglang-mixed-i0": True, "sglang-mixed-i1": False}), QUIET),  # one not healthy at the look
+    (_report({"sglang-mixed-i0": True}), dict(QUIET, start=[{"unit": "sglang-mixed-i0.service"}])),  # started
+    (_report({"sglang-mixed-i0": True}), dict(QUIET, stop_services=["sglang-mixed-i0.service"])),
+    (_report({"sglang-mixed-i0": True}), dict(QUIET, pause_watchdogs=["sglang-watchdog-sglang-mixed-i0.service"])),
+    (_report({"sglang-mixed-i0": True}), dict(QUIET, daemon_reload=True)),
+    (_report({"sglang-mixed-i0": True}, stale_watchdogs=["sglang-mixed-i0"]), QUIET),
+    ({"services": [{"name": "sglang-mixed-i0"}], "stale_watchdogs": []}, QUIET),  # no look taken
+    (_report({"sglang-mixed-i0": True}, failed=True), QUIET),  # the files' step failed
+    ({"skipped": True}, QUIET), (None, QUIET),  # no report: the start play did not run there
+    (_report({"sglang-mixed-i0": True}), None),  # no decision
+    (_report({}), QUIET),  # no service looked at
+], ids=["unhealthy", "started", "stopped", "watchdog paused", "daemon reload", "stale watchdog", "no look",
+        "failed", "skipped", "no report", "no decision", "no service"])
+def test_every_other_host_goes_through_the_gate(report, decision) -> None:
+    assert gate_needed(report, decision)
