@@ -8,6 +8,7 @@ The logic is in plugins/plugin_utils/rollout/_instances.py and _status.py (pure,
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
@@ -95,6 +96,28 @@ def sglang_runtime(plan, host):
     return runtime_identity(_typed(plan, host), str(host))
 
 
+def sglang_runtime_due(hosts, hostvars):
+    """The hosts of ``hosts`` whose record of what their servers run (runtime.json, read by deploy.yml's
+    tasks/runtime_check.yml as __sglang_runtime_file) is missing or holds another runtime than the plan's
+    (hostvars['localhost'].sglang_plan): those whose record must be written."""
+    import base64
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._upgrade import record_due, runtime_identity
+    plan = hostvars["localhost"].get("sglang_plan") if "localhost" in hostvars else None
+    out = []
+    for host in hosts or ():
+        read = hostvars[host].get("__sglang_runtime_file") if host in hostvars else None
+        content = read.get("content") if isinstance(read, Mapping) else None
+        recorded = None
+        if isinstance(content, str):
+            try:
+                recorded = base64.b64decode(content).decode("utf-8")
+            except ValueError:
+                recorded = None
+        if plan is None or record_due(recorded, runtime_identity(_typed(plan, host), str(host))):
+            out.append(str(host))
+    return out
+
+
 def sglang_runtime_change(recorded, planned):
     """How the planned runtime (sglang_runtime) differs from the one recorded on a host, one line per difference."""
     from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._upgrade import runtime_change
@@ -178,5 +201,6 @@ class FilterModule:
                 "sglang_start_records": sglang_start_records, "sglang_watchdog_lines": sglang_watchdog_lines,
                 "sglang_without_env": sglang_without_env, "sglang_upgrade_rollback": sglang_upgrade_rollback,
                 "sglang_runtime": sglang_runtime, "sglang_runtime_change": sglang_runtime_change,
+                "sglang_runtime_due": sglang_runtime_due,
                 "sglang_fleet_record": sglang_fleet_record, "sglang_day_two": sglang_day_two,
                 "sglang_record_path": sglang_record_path}

@@ -19,6 +19,7 @@ Private to the collection; pure, no Ansible import. Instances are the rows of ``
 
 from __future__ import annotations
 
+import json
 from typing import Any, Iterable, Mapping, Sequence
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._instances import ROLE_ORDER
@@ -141,6 +142,18 @@ def runtime_identity(plan: Any, host: str) -> dict[str, Any]:
 
 
 _WHAT = (("sglang", "SGLang release"), ("image", "container image"), ("python", "server interpreter"))
+
+
+def record_due(recorded: str | None, planned: Mapping[str, Any]) -> bool:
+    """Whether a host's record of what its servers run (recorded: the text of runtime.json as deploy.yml read it at
+    the start of the run, None when it had none) must be written: it holds another runtime than the plan's
+    (planned: runtime_identity()), or it cannot be read as one."""
+    if recorded is None:
+        return True
+    try:
+        return json.loads(recorded) != json.loads(json.dumps(dict(planned)))
+    except ValueError:
+        return True
 
 
 def runtime_change(recorded: Any, planned: Mapping[str, Any]) -> list[str]:

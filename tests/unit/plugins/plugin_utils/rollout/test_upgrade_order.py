@@ -8,7 +8,7 @@ import itertools
 import pytest
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._upgrade import (
-    due_keys, not_ready, rollback, upgrade_waves)
+    due_keys, not_ready, record_due, rollback, upgrade_waves)
 
 
 def _rows(prefill: int = 0, decode: int = 0, mixed: int = 0, nodes: int = 1) -> list[dict]:
@@ -124,3 +124,14 @@ def test_the_runtime_a_host_runs_and_how_the_plan_changes_it():
     boxed = NS(hosts=plan.hosts, releases=plan.releases, container=NS(image="reg/sglang:b"), runtime="container")
     assert runtime_change(dict(now, image="reg/sglang:a"), dict(runtime_identity(boxed, "h"), python=now["python"])) \
         == ["container image reg/sglang:a -> reg/sglang:b"]
+
+
+def test_the_runtime_record_is_written_only_where_it_differs_from_the_plan() -> None:
+    planned = {"sglang": "0.5.10", "image": None, "python": ["/opt/sglang/bin/python"]}
+    same = '{\n    "image": null,\n    "python": [\n        "/opt/sglang/bin/python"\n    ],\n    "sglang": "0.5.10"\n}\n'
+    assert not record_due(same, planned)
+    assert not record_due('{"sglang": "0.5.10", "image": null, "python": ["/opt/sglang/bin/python"]}', planned)
+    assert record_due(same.replace("0.5.10", "0.5.9"), planned)
+    assert record_due(None, planned)  # no record: a first deploy
+    assert record_due("not json", planned)
+    assert record_due("{}", planned)
