@@ -17,6 +17,15 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils.core._serialize impo
 PASSED = ("mode", "min_driver_version", "min_cann_version", "min_hbm_free_ratio", "npu_smi", "driver_info",
           "toolkit_info", "probe_timeout", "runtime_timeout", "installed_by_roles", "stack_policy", "hccn_tool",
           "pings", "cpu_sysfs_dir")
+# Option -> the plan's setting (the settings table's row) it takes when the task does not give it. The collection's
+# playbooks give none of them: read here from the plan this action reads anyway, not templated through hostvars
+# once per option, host and task, nor listed again in every task that calls the module.
+FROM_SETTINGS = {"min_driver_version": "sglang_min_driver_version", "min_cann_version": "sglang_min_cann_version",
+                 "min_hbm_free_ratio": "sglang_preflight_min_hbm_free_ratio", "npu_smi": "sglang_npu_smi",
+                 "driver_info": "sglang_npu_driver_info", "toolkit_info": "sglang_npu_toolkit_info",
+                 "probe_timeout": "sglang_preflight_probe_timeout",
+                 "runtime_timeout": "sglang_preflight_runtime_timeout", "stack_policy": "sglang_preflight_stack",
+                 "hccn_tool": "sglang_hccn_tool"}
 
 
 class ActionModule(ActionBase):
@@ -53,6 +62,9 @@ class ActionModule(ActionBase):
             return result
         hardware = typed.hardware or None
         module_args = {k: args[k] for k in PASSED if args.get(k) is not None}
+        for option, setting in FROM_SETTINGS.items():
+            if option not in module_args and typed.settings.get(setting) is not None:
+                module_args[option] = typed.settings[setting]
         if "stack_policy" in module_args and str(module_args["stack_policy"]).lower() in ("off", "false", "no"):
             module_args["stack_policy"] = "off"  # a bare YAML `off` arrives as false
         # The host's part in the plan's dict form: the module on the host reads dicts (module_utils).

@@ -42,8 +42,11 @@ description:
     ascend.sglang.sglang_ping_plan): C(hccn_tool -i N -ping -g address <peer device IP>); any loss is a finding
     naming both ends."
   - In C(doctor) mode also the systemd state of every planned service and the rank-0 C(/health) answer.
-  - "Usually called through the action plugin of the same name, which fills in the plan's part; the playbooks pass
-    the paths and timeouts from the plan's settings (C(sglang_plan.settings), the settings table's defaults filled in)."
+  - "Usually called through the action plugin of the same name, which fills in the plan's part and, where the task
+    does not give them, the tool paths, timeouts, versions and stack policy from the plan's settings
+    (C(sglang_plan.settings), the settings table's defaults filled in): O(min_driver_version), O(min_cann_version),
+    O(min_hbm_free_ratio), O(npu_smi), O(driver_info), O(toolkit_info), O(probe_timeout), O(runtime_timeout),
+    O(stack_policy), O(hccn_tool)."
 version_added: 0.2.0
 options:
   host_plan:
@@ -177,17 +180,15 @@ author:
 """
 
 EXAMPLES = r"""
-- name: Check this host against the plan (the plan's part filled by the action plugin)
+- name: Check this host against the plan (the plan's part and its settings filled by the action plugin)
+  ascend.sglang.sglang_preflight:
+    mode: preflight
+  register: sglang_preflight_result
+
+- name: The same with a CANN version of its own (a task's option wins over the plan's setting)
   ascend.sglang.sglang_preflight:
     mode: preflight
     min_cann_version: 8.3.RC1
-    npu_smi: "{{ hostvars['localhost'].sglang_plan.settings.sglang_npu_smi }}"
-    driver_info: "{{ hostvars['localhost'].sglang_plan.settings.sglang_npu_driver_info }}"
-    toolkit_info: "{{ hostvars['localhost'].sglang_plan.settings.sglang_npu_toolkit_info }}"
-    probe_timeout: "{{ hostvars['localhost'].sglang_plan.settings.sglang_preflight_probe_timeout }}"
-    runtime_timeout: "{{ hostvars['localhost'].sglang_plan.settings.sglang_preflight_runtime_timeout }}"
-    stack_policy: "{{ hostvars['localhost'].sglang_plan.settings.sglang_preflight_stack }}"
-    hccn_tool: "{{ hostvars['localhost'].sglang_plan.settings.sglang_hccn_tool }}"
   register: sglang_preflight_result
 """
 

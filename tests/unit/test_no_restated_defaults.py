@@ -393,6 +393,13 @@ def options_from_settings() -> dict[str, dict[str, set[str]]]:
                         if name:
                             out.setdefault(key.split(".")[-1], {}).setdefault(option, set()).add(
                                 f"{path.relative_to(ROOT)}: {name}")
+    # The options an action fills from the plan's settings itself (FROM_SETTINGS) when a task does not give them.
+    for path in sorted((ROOT / "plugins" / "action").glob("*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if (isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "FROM_SETTINGS" for t in node.targets)):
+                for option, name in ast.literal_eval(node.value).items():
+                    out.setdefault(path.stem, {}).setdefault(option, set()).add(
+                        f"{path.relative_to(ROOT)}: {name}")
     return out
 
 
@@ -477,3 +484,11 @@ def test_no_option_the_playbooks_pass_from_the_plan_settings_has_a_default() -> 
     assert "fail_on" in passed["sglang_preflight_report"]
     problems = option_defaults_of_settings()
     assert not problems, "\n".join(problems)
+
+
+def test_the_settings_an_action_fills_itself_are_rows_of_the_table() -> None:
+    from ansible_collections.ascend.sglang.plugins.action.sglang_preflight import FROM_SETTINGS
+    assert FROM_SETTINGS and all(name in table.BY_NAME for name in FROM_SETTINGS.values())
+    # Each such option is one the module requires: the plan's value is always given, by the task or the action.
+    passed = options_from_settings()["sglang_preflight"]
+    assert set(FROM_SETTINGS) <= set(passed)
