@@ -8,6 +8,7 @@ the docsite page docs/docsite/rst/variables.rst and the variables section of the
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import sys
@@ -37,9 +38,22 @@ SCOPE_TEXT = {
 NOT_PLANNING = ("kubernetes.yml",)
 
 
+def _action_settings() -> dict[str, list[str]]:
+    """action -> the plan's settings it reads itself where a task does not give them (its FROM_SETTINGS): a
+    playbook that calls it reads them, though its text does not name them."""
+    out = {}
+    for path in sorted((ROOT / "plugins" / "action").glob("*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "FROM_SETTINGS" for t in node.targets):
+                out[path.stem] = sorted(ast.literal_eval(node.value).values())
+    return out
+
+
 def _playbook_texts() -> dict[str, str]:
-    """playbook -> its text with the task files and roles it names (one level: what a reader follows)."""
+    """playbook -> its text with the task files and roles it names (one level: what a reader follows), and the
+    settings the actions it calls read themselves."""
     texts = {}
+    actions = _action_settings()
     for path in sorted((ROOT / "playbooks").glob("*.yml")):
         text = path.read_text(encoding="utf-8")
         if "import_playbook: deploy.yml" in text:
@@ -53,6 +67,9 @@ def _playbook_texts() -> dict[str, str]:
             tasks = ROOT / "roles" / role / "tasks"
             if tasks.is_dir():
                 parts += [p.read_text(encoding="utf-8") for p in sorted(tasks.glob("*.yml"))]
+        for action, names in actions.items():
+            if any(f"ascend.sglang.{action}:" in part for part in parts):
+                parts.append(" ".join(names))
         texts[path.name] = "\n".join(parts)
     return texts
 
