@@ -265,7 +265,8 @@ def main() -> None:
     result["present"] = [path for path in module.params["probe"] if os.path.lexists(path)]
     result["running"] = check_units(module.params["running"], module.run_command,
                                     module.get_bin_path("systemctl") if module.params["running"] else None)
-    systemctl = module.get_bin_path("systemctl") if any(not svc["url"] for svc in module.params["health"]) else None
+    systemctl = (module.get_bin_path("systemctl", required=True)
+                 if any(not svc["url"] for svc in module.params["health"]) else None)
     result["health"] = {svc["name"]: look(svc["name"], svc["url"], module.params["health_timeout"],
                                           module.run_command, systemctl)
                         for svc in module.params["health"]}
