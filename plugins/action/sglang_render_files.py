@@ -41,7 +41,7 @@ _OVERRIDES = {"trim_blocks": True, "lstrip_blocks": False, "newline_sequence": "
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _VALID_ARGS = frozenset(("plan", "host", "render_dir", "roles", "kinds", "settings", "secrets", "restart_all",
-                             "record_start", "record_path", "cann_env", "health"))
+                             "record_start", "record_path", "cann_env", "health", "apply_sysctl"))
 
     def _source(self, kind: str, name: str) -> str:
         key = (kind, name)
@@ -129,6 +129,11 @@ class ActionModule(ActionBase):
                  "url": wait_target({"ready_url": svc.ready_url, "health_url": svc.health_url}, readiness)}
                 for svc in queries["services"]]
             module_args["health_timeout"] = int(look["timeout"])
+        sysctl = (host_plan.host_tuning or {}).get("sysctl") or {}
+        if boolean(args.get("apply_sysctl") or False, strict=False) and sysctl and "sysctl" in (kinds or ()):
+            # The live values in the same call, once 90-sglang.conf is in place (the host_tuning role).
+            module_args["sysctl"] = {"dir": str(host_plan.settings["sglang_proc_sys_dir"]),
+                                     "values": {str(name): str(value) for name, value in sysctl.items()}}
         placed = self._execute_module(module_name="ascend.sglang.sglang_place_files", module_args=module_args,
                                       task_vars=task_vars)
         placed.pop("invocation", None)
@@ -137,6 +142,7 @@ class ActionModule(ActionBase):
             return result
         self._report(result, specs, paths, placed)
         result["health"] = placed.get("health") or {}
+        result["sysctl"] = placed.get("sysctl") or []
         result["stale_watchdogs"] = stale_watchdogs(queries["probe"], placed.get("present") or [])
         # Their files (unit, configuration, state), named as the watchdog names them with this host's settings.
         result["stale_watchdog_files"] = _watchdog.files_of(result["stale_watchdogs"], cfg)

@@ -118,6 +118,36 @@ def sglang_runtime_due(hosts, hostvars):
     return out
 
 
+def sglang_install_hosts(hosts, hostvars):
+    """The hosts of ``hosts`` whose server stack deploy.yml installs and checks (plugin_utils/rollout/_schedules.py
+    install_hosts), from the plan (hostvars['localhost'].sglang_plan); without a plan (a syntax check) every host."""
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._schedules import install_hosts
+    plan = hostvars["localhost"].get("sglang_plan") if "localhost" in hostvars else None
+    if plan is None:
+        return [str(host) for host in hosts or ()]
+    return install_hosts(_typed(plan), hosts or ())
+
+
+def sglang_tuning_hosts(hosts, hostvars):
+    """The hosts of ``hosts`` deploy.yml's tuning play has work on (plugin_utils/rollout/_schedules.py
+    tuning_needed), from the plan (hostvars['localhost'].sglang_plan) and what each host's preflight read
+    (sglang_preflight_result.observed: governors, kernel settings); without a plan (a syntax check) every host."""
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._schedules import tuning_needed
+    plan = hostvars["localhost"].get("sglang_plan") if "localhost" in hostvars else None
+    if plan is None:
+        return [str(host) for host in hosts or ()]
+    typed = _typed(plan)
+    out = []
+    for host in hosts or ():
+        planned = typed.hosts.get(str(host))
+        result = hostvars[host].get("sglang_preflight_result") if host in hostvars else None
+        observed = result.get("observed") if isinstance(result, Mapping) else None
+        observed = observed if isinstance(observed, Mapping) else {}
+        if planned is not None and tuning_needed(planned, observed.get("governors"), observed.get("sysctl")):
+            out.append(str(host))
+    return out
+
+
 def sglang_runtime_change(recorded, planned):
     """How the planned runtime (sglang_runtime) differs from the one recorded on a host, one line per difference."""
     from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._upgrade import runtime_change
@@ -201,6 +231,7 @@ class FilterModule:
                 "sglang_start_records": sglang_start_records, "sglang_watchdog_lines": sglang_watchdog_lines,
                 "sglang_without_env": sglang_without_env, "sglang_upgrade_rollback": sglang_upgrade_rollback,
                 "sglang_runtime": sglang_runtime, "sglang_runtime_change": sglang_runtime_change,
-                "sglang_runtime_due": sglang_runtime_due,
+                "sglang_runtime_due": sglang_runtime_due, "sglang_install_hosts": sglang_install_hosts,
+                "sglang_tuning_hosts": sglang_tuning_hosts,
                 "sglang_fleet_record": sglang_fleet_record, "sglang_day_two": sglang_day_two,
                 "sglang_record_path": sglang_record_path}

@@ -100,6 +100,24 @@ options:
     type: list
     elements: str
     default: []
+  sysctl:
+    description:
+      - Kernel settings to apply once the files are in place (those of the host's C(90-sglang.conf) among them).
+        Each setting's live value is read where sysctl(8) reads it, C(<dir>/<name>) with the dots of the name as
+        slashes, and written where it differs (whitespace-normalized, as sysctl prints multi-value settings); the
+        result is RV(sysctl).
+      - Saves the caller a round trip per setting, e.g. the role ascend.sglang.host_tuning persists and applies the
+        plan's kernel settings in one call.
+    type: dict
+    suboptions:
+      dir:
+        description: Where the kernel settings are read and written (C(/proc/sys) on a host).
+        type: path
+        required: true
+      values:
+        description: Setting name (as sysctl(8) takes it) to value.
+        type: dict
+        required: true
   record_start:
     description:
       - Also record a deploy's start (seconds since the epoch) in C(/var/lib/sglang/last-deploy.json), root only, the
@@ -169,6 +187,16 @@ health:
     sglang-mixed-i0:
       healthy: true
       status: "200"
+sysctl:
+  description: The settings of O(sysctl) whose live value differed, in the order given (written, or in check mode
+    to be written).
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - name: vm.swappiness
+      before: "60"
+      after: "0"
 running:
   description: Per unit of O(running), whether it runs and has a restart pending.
   returned: always
@@ -202,6 +230,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.ascend.sglang.plugins.module_utils.files._atomic_files import place_all
 from ansible_collections.ascend.sglang.plugins.module_utils.files._deploy_record import DEPLOY_RECORD, write_record
 from ansible_collections.ascend.sglang.plugins.module_utils.files._started import check_units
+from ansible_collections.ascend.sglang.plugins.module_utils.files._sysctl import apply_settings
 from ansible_collections.ascend.sglang.plugins.module_utils.files._units import bad_names
 from ansible_collections.ascend.sglang.plugins.module_utils.http._health_wait import look
 
@@ -229,10 +258,33 @@ def _argument_spec() -> dict:
             "url": {"type": "str"}}},
         # The plan's sglang_health_timeout: no default here (the settings table holds it).
         "health_timeout": {"type": "int"},
+        "sysctl": {"type": "dict", "options": {
+            "dir": {"type": "path", "required": True},
+            "values": {"type": "dict", "required": True}}},
         "record_start": {"type": "float"},
         "record_profile": {"type": "str", "default": ""},
         "record_path": {"type": "path", "default": DEPLOY_RECORD},
     }
+
+
+def _apply_sysctl(module: AnsibleModule, result: dict) -> list:
+    """O(sysctl) applied once the files are in place (the settings' persisted file among them)."""
+    spec = module.params["sysctl"]
+    if not spec:
+        return []
+    values = {str(name): str(value) for name, value in spec["values"].items()}
+    try:
+        applied = apply_settings(spec["dir"], values, module.check_mode)
+    except (OSError, ValueError) as exc:
+        module.fail_json(msg=str(exc), changed=result["changed"], files=result["files"])
+    if applied:
+        result["changed"] = True
+        if module._diff:
+            result["diff"].append({"before_header": f"{spec['dir']} (live kernel settings)",
+                                   "after_header": f"{spec['dir']} (live kernel settings)",
+                                   "before": "".join(f"{c['name']} = {c['before']}\n" for c in applied),
+                                   "after": "".join(f"{c['name']} = {c['after']}\n" for c in applied)})
+    return applied
 
 
 def main() -> None:
@@ -262,6 +314,7 @@ def main() -> None:
         result = place_all(directories, files, module.check_mode, module._diff)
     except (OSError, KeyError, ValueError) as exc:
         module.fail_json(msg=f"placing the files failed: {exc}")
+    result["sysctl"] = _apply_sysctl(module, result)
     result["present"] = [path for path in module.params["probe"] if os.path.lexists(path)]
     result["running"] = check_units(module.params["running"], module.run_command,
                                     module.get_bin_path("systemctl") if module.params["running"] else None)

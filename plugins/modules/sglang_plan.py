@@ -109,6 +109,8 @@ notes:
     C(90-sglang.conf)."
   - "C(sglang_cpu_sysfs_dir) (host; path; default \"/sys/devices/system/cpu\"): sysfs CPU directory (overridable for
     tests)."
+  - "C(sglang_proc_sys_dir) (host; path; default \"/proc/sys\"): Where the live kernel settings are read and
+    written, as sysctl(8) does (overridable for tests)."
   - "C(sglang_host_tuning_governor) (host; bool; default true): Manage the CPU frequency governor."
   - "C(sglang_host_tuning_sysctl) (host; bool; default true): Manage the kernel settings (sysctl)."
   - "C(sglang_restart_sec) (host; int; default 10): C(RestartSec=) of the units."

@@ -99,6 +99,14 @@ options:
         description: Seconds each HTTP request may take.
         type: int
         required: true
+  apply_sysctl:
+    description:
+      - Deployment with O(kinds) naming C(sysctl) - also apply the host plan's kernel settings in the same call, once
+        C(90-sglang.conf) is in place (O(ascend.sglang.sglang_place_files#module:sysctl)). Each live value that
+        differs is written where sysctl(8) writes it, under the host's C(sglang_proc_sys_dir). The result is
+        RV(sysctl).
+    type: bool
+    default: false
 extends_documentation_fragment:
   - ascend.sglang.attributes.controller
   - ascend.sglang.attributes.diff
@@ -126,6 +134,12 @@ health:
   description: Per service of this call, C(healthy) and C(status) at the look of O(health); empty without it.
   returned: deployment
   type: dict
+sysctl:
+  description: The kernel settings O(apply_sysctl) found at another live value (C(name), C(before), C(after)),
+    written (in check mode to be written); empty without it.
+  returned: deployment
+  type: list
+  elements: dict
 files:
   description: Deployment - one entry per file (C(path), C(kind), C(service), C(changed)); render mode - how many files.
   returned: always

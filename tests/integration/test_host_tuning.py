@@ -97,3 +97,76 @@ def test_the_governors_preflight_read_are_not_read_again(tmp_path: Path) -> None
     skipped = tune(tmp_path, base, {"skipped": True, "changed": False})
     assert not skipped["Read the current governor of every CPU"].get("skipped")
     assert governors(base)["cpu0"] == "performance"
+
+
+def planned(tmp: Path, **host_vars) -> dict:
+    """A real plan of one PD-mixed host "h" whose kernel settings are read and written under tmp."""
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import plan
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import load_profile
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._topology import build_inventory
+    own = {"sglang_host_ip": "10.0.0.11", "sglang_nic": "eth0", "sglang_proc_sys_dir": str(tmp / "proc-sys"),
+           "sglang_sysctl_dir": str(tmp / "sysctl.d"), "sglang_host_tuning_governor": False, **host_vars}
+    groups = {"prefill": [], "decode": [], "mixed": ["h"], "router": []}
+    variables = {"sglang_model_path": "/m", "sglang_draft_model_path": "/d"}
+    return plan(load_profile("qwen3_32b_a3_2c_mixed_2k_2k_50ms"), build_inventory(groups, {"h": own}, variables)).as_dict()
+
+
+def proc_sys(tmp: Path, values: dict[str, str]) -> Path:
+    for name, value in values.items():
+        path = tmp / "proc-sys" / name.replace(".", "/")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(value + "\n", encoding="ascii")
+    return tmp / "proc-sys"
+
+
+def tune_sysctl(tmp: Path, plan: dict, *flags: str) -> subprocess.CompletedProcess:
+    (tmp / "vars.json").write_text(json.dumps({"sglang_plan": plan}), encoding="utf-8")
+    book = [{"hosts": "h", "gather_facts": False, "connection": "local",
+             "vars": {"ansible_python_interpreter": sys.executable},
+             "roles": [{"role": "ascend.sglang.host_tuning"}]}]
+    (tmp / "play.yml").write_text(yaml.safe_dump(book), encoding="utf-8")
+    env = dict(os.environ, ANSIBLE_NOCOLOR="1")
+    return subprocess.run([str(BIN / "ansible-playbook"), "-i", "h,", str(tmp / "play.yml"), "-e",
+                           f"@{tmp / 'vars.json'}", *flags], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=300, check=False)
+
+
+def live(base: Path) -> dict[str, str]:
+    return {str(p.relative_to(base)): p.read_text() for p in sorted(base.rglob("*")) if p.is_file()}
+
+
+def test_the_kernel_settings_are_persisted_and_the_live_values_that_differ_applied_in_one_call(tmp_path: Path) -> None:
+    plan = planned(tmp_path)
+    wanted = plan["hosts"]["h"]["host_tuning"]["sysctl"]
+    assert wanted == {"vm.swappiness": "0", "kernel.numa_balancing": "0", "kernel.sched_migration_cost_ns": "50000"}
+    base = proc_sys(tmp_path, {"vm.swappiness": "60", "kernel.numa_balancing": "0",
+                               "kernel.sched_migration_cost_ns": "500000"})
+    before = live(base)
+    dry = tune_sysctl(tmp_path, plan, "--check", "--diff")
+    assert dry.returncode == 0, (dry.stdout + dry.stderr)[-3000:]
+    assert live(base) == before and not (tmp_path / "sysctl.d").exists()  # check mode writes nothing
+    # --diff shows the file, then the live values that would change, not the one already at the plan's.
+    live_diff = dry.stdout.split("(live kernel settings)", 1)[1]
+    assert "-vm.swappiness = 60" in live_diff and "+vm.swappiness = 0" in live_diff
+    assert "kernel.numa_balancing" not in live_diff
+    first = tune_sysctl(tmp_path, plan)
+    assert first.returncode == 0, (first.stdout + first.stderr)[-3000:]
+    assert re.search(r"^changed: \[h\]", first.stdout, re.M)
+    assert live(base) == {"kernel/numa_balancing": "0\n", "kernel/sched_migration_cost_ns": "50000",
+                          "vm/swappiness": "0"}
+    conf = (tmp_path / "sysctl.d" / "90-sglang.conf").read_text(encoding="utf-8")
+    assert "vm.swappiness = 0" in conf or "vm.swappiness=0" in conf
+    again = tune_sysctl(tmp_path, plan)
+    assert again.returncode == 0 and "changed=0" in again.stdout, again.stdout[-3000:]
+    # A value changed behind our back is repaired (the live value, not only the file, is compared).
+    (base / "vm" / "swappiness").write_text("10\n", encoding="ascii")
+    repaired = tune_sysctl(tmp_path, plan)
+    assert "changed=1" in repaired.stdout and (base / "vm" / "swappiness").read_text() == "0"
+
+
+def test_a_kernel_setting_the_host_lacks_fails_naming_it(tmp_path: Path) -> None:
+    plan = planned(tmp_path)
+    proc_sys(tmp_path, {"vm.swappiness": "60", "kernel.numa_balancing": "1"})
+    run = tune_sysctl(tmp_path, plan)
+    assert run.returncode != 0
+    assert "kernel setting kernel.sched_migration_cost_ns: cannot read" in run.stdout, run.stdout[-3000:]

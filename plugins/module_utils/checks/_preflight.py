@@ -35,7 +35,7 @@ from ansible_collections.ascend.sglang.plugins.module_utils.checks._network_chec
 from ansible_collections.ascend.sglang.plugins.module_utils.checks._npu_checks import check_npu
 from ansible_collections.ascend.sglang.plugins.module_utils.checks._preflight_inputs import (
     container, container_requirements, fabric_devices, in_scope, is_server_host, model_paths, socket_nics,
-    peer_targets, runtime, server_devices, services, weight_dirs,
+    peer_targets, runtime, server_devices, services, sysctl_look, weight_dirs,
 )
 from ansible_collections.ascend.sglang.plugins.module_utils.checks._software_checks import (
     check_container, check_runtimes, check_stack, check_versions,
@@ -105,6 +105,8 @@ def requirements(host_plan: Mapping[str, Any], ctx: Context) -> dict[str, Any]:
         "runtimes": list(runtimes.values()),
         "units": units,
         "health": health,
+        # For deploy.yml's tuning play, not a check: the live kernel settings and their persisted file.
+        "sysctl": sysctl_look(host_plan) if ctx.mode == "preflight" else None,
     }
 
 

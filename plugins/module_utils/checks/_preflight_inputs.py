@@ -156,6 +156,21 @@ def runtime(svc: Mapping[str, Any], host_plan: Mapping[str, Any], ctx: Context) 
     }
 
 
+def sysctl_look(host_plan: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The host's kernel settings as host tuning applies them (its settings: where they are read, where they are
+    persisted): read by preflight's call, so that deploy.yml's tuning play leaves out a host where every live value
+    and the persisted file are the plan's (plugins/plugin_utils/rollout/_schedules.py tuning_needed). None where
+    the host tuning has no kernel settings to apply."""
+    settings = host_plan.get("settings") or {}
+    values = (host_plan.get("host_tuning") or {}).get("sysctl") or {}
+    if not values or not settings.get("sglang_host_tuning_sysctl"):
+        return None
+    if not settings.get("sglang_proc_sys_dir") or not settings.get("sglang_sysctl_dir"):
+        return None  # a plan without the host's settings: the tuning play looks for itself
+    return {"dir": str(settings["sglang_proc_sys_dir"]), "names": [str(name) for name in values],
+            "conf": f"{settings['sglang_sysctl_dir']}/90-sglang.conf"}
+
+
 def installed_later(runtime_: Mapping[str, Any], ctx: Context) -> bool:
     """Before start, a package the roles are about to install cannot be checked yet."""
     return ctx.mode == "preflight" and runtime_["package"] in ctx.installed_by_roles

@@ -33,6 +33,7 @@ from ansible_collections.ascend.sglang.plugins.module_utils.npu._npu_smi import 
 from ansible_collections.ascend.sglang.plugins.module_utils.npu._npu_topo import format_cpu_list, parse_topo
 from ansible_collections.ascend.sglang.plugins.module_utils.checks._server_stack import MODULES, PROBE_SCRIPT, parse_probe
 from ansible_collections.ascend.sglang.plugins.module_utils.files._started import check_units
+from ansible_collections.ascend.sglang.plugins.module_utils.files._sysctl import read_values
 
 # The NPU tools' and install files' paths are the caller's: the plan's settings (sglang_npu_smi,
 # sglang_npu_driver_info, sglang_npu_toolkit_info), whose defaults the settings table holds, or npu_facts' options.
@@ -107,6 +108,18 @@ def observe_governors(sysfs_dir: str) -> dict[str, str]:
         except OSError:
             continue
     return out
+
+
+def observe_sysctl(look: Mapping[str, Any]) -> dict[str, Any]:
+    """The live values of the host's kernel settings and its persisted file's text (None: absent), what
+    ascend.sglang.host_tuning would read next. Read here, in the preflight's call: a host where they are the plan's
+    costs the deployment no call of its own."""
+    try:
+        with open(str(look["conf"]), encoding="utf-8") as handle:
+            conf: str | None = handle.read()
+    except (OSError, UnicodeDecodeError):
+        conf = None
+    return {"live": read_values(str(look["dir"]), [str(name) for name in look.get("names") or []]), "conf": conf}
 
 
 def observe_online_cpus(path: str = "/sys/devices/system/cpu/online") -> str | None:
@@ -409,6 +422,8 @@ def observe(req: Mapping[str, Any], *, npu_smi: str, driver_info: str, toolkit_i
     observed: dict[str, Any] = {}
     if cpu_sysfs_dir:
         observed["governors"] = observe_governors(cpu_sysfs_dir)
+    if req.get("sysctl"):
+        observed["sysctl"] = observe_sysctl(req["sysctl"])
 
     def tool_run(argv: list[str]) -> tuple[int, str, str]:
         return run(argv, timeout=max(runtime_timeout, 10.0))

@@ -246,7 +246,8 @@ def _host_tuning(raw: Any, errors: Collector, pid: str) -> dict[str, Any]:
     if sysctl is not None and not isinstance(sysctl, dict):
         errors.add(f"profile '{pid}': must map kernel setting names to values", variable="host_tuning.sysctl")
     for name, value in (sysctl or {}).items() if isinstance(sysctl, dict) else ():
-        if not isinstance(name, str) or not SYSCTL_NAME_RE.fullmatch(name):
+        # Empty parts ("vm..x", "vm/../x") would name a file outside /proc/sys where the host applies them.
+        if not isinstance(name, str) or not SYSCTL_NAME_RE.fullmatch(name) or "" in re.split(r"[./]", name):
             errors.add(f"profile '{pid}': {name!r} is not a kernel setting name", variable="host_tuning.sysctl")
         elif isinstance(value, (dict, list, bool)) or value is None or not SYSCTL_VALUE_RE.fullmatch(str(value)):
             errors.add(f"profile '{pid}': must be a single-line value, got {value!r}",

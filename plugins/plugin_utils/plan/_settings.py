@@ -438,6 +438,9 @@ TABLE: tuple[Setting, ...] = (
       "/etc/sysctl.d", "path", entries=("host_tuning:main",), defaults_in=("host_tuning",)),
     S("sglang_cpu_sysfs_dir", HOST, "sysfs CPU directory (overridable for tests).", c.absolute_path,
       "/sys/devices/system/cpu", "path", entries=("host_tuning:main",), defaults_in=("host_tuning",)),
+    S("sglang_proc_sys_dir", HOST, "Where the live kernel settings are read and written, as sysctl(8) does "
+      "(overridable for tests).", c.absolute_path, "/proc/sys", "path", entries=("host_tuning:main",),
+      defaults_in=("host_tuning",)),
     S("sglang_host_tuning_governor", HOST, "Manage the CPU frequency governor.", c.boolean, True, "bool",
       entries=("host_tuning:main",), defaults_in=("host_tuning",)),
     S("sglang_host_tuning_sysctl", HOST, "Manage the kernel settings (sysctl).", c.boolean, True, "bool",

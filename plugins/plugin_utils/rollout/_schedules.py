@@ -28,7 +28,7 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._instances i
 from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._retire import retire_set
 from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._upgrade import due_keys, not_ready, upgrade_waves
 from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._host_files import (
-    generation_paths, retired_paths, sources_cann_env,
+    generation_paths, retired_paths, sources_cann_env, sysctl_conf,
 )
 
 
@@ -76,6 +76,48 @@ def host_settings(plan: Plan, host: str) -> dict[str, Any]:
     entry for (as the sglang_host_settings filter gives them without the host's own values)."""
     planned = plan.hosts.get(str(host))
     return host_values(planned.settings if planned is not None else None, str(host), None)
+
+
+def install_hosts(plan: Plan, hosts: Iterable[str]) -> list[str]:
+    """The hosts of ``hosts`` whose server stack deploy.yml installs and checks (its stack play): those with a
+    planned service whose settings turn sglang_server_install on. Chosen once when the play starts, so a host
+    without the install evaluates no task there."""
+    out = []
+    for host in hosts:
+        planned = plan.hosts.get(str(host))
+        if planned is not None and planned.services and bool(host_settings(plan, str(host))["sglang_server_install"]):
+            out.append(str(host))
+    return out
+
+
+def tuning_needed(planned: HostPlan, observed_governors: Any, observed_sysctl: Any = None) -> bool:
+    """Whether deploy.yml's tuning play has work on a host (the host_tuning role's own conditions, read once when
+    the play starts, with what this run's preflight read on the host): kernel settings that are on, unless
+    preflight read every live value and the persisted file at the plan's (observed_sysctl: its
+    ``observed.sysctl``); a CPU governor that is on and preflight did not read on every CPU (observed_governors:
+    its ``observed.governors``). None: preflight read nothing there (skipped, or another run)."""
+    settings = planned.settings or {}
+    tuning = planned.host_tuning or {}
+    sysctl = tuning.get("sysctl") or {}
+    if settings.get("sglang_host_tuning_sysctl") and sysctl and not _sysctl_current(sysctl, observed_sysctl):
+        return True
+    governor = tuning.get("cpu_governor")
+    if not (settings.get("sglang_host_tuning_governor") and governor):
+        return False
+    if not isinstance(observed_governors, Mapping):
+        return True
+    return any(value != governor for value in observed_governors.values())
+
+
+def _sysctl_current(values: Mapping[str, Any], observed: Any) -> bool:
+    """Every live value as the plan's (whitespace-normalized, as sysctl prints them) and 90-sglang.conf as the
+    renderer writes it."""
+    if not isinstance(observed, Mapping) or not isinstance(observed.get("live"), Mapping):
+        return False
+    live = observed["live"]
+    if any(live.get(name) != " ".join(str(value).split()) for name, value in values.items()):
+        return False
+    return observed.get("conf") == sysctl_conf(dict(values))
 
 
 def _rows(plan: Plan) -> list[dict[str, Any]]:

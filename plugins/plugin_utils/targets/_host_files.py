@@ -36,6 +36,15 @@ RECORD_PROGRAM = "sglang_record_start.sh"
 DEFAULT_SETTINGS = _settings.file_defaults()
 
 
+def sysctl_conf(values: dict) -> str:
+    """90-sglang.conf: the host's kernel settings as sysctl.d(5) reads them. Computed here, not templated: deploy.yml
+    compares it with the file preflight's call read (plugin_utils/rollout/_schedules.py tuning_needed)."""
+    lines = ["# Managed by Ansible (ascend.sglang); do not edit: changes are overwritten.",
+             "# Kernel settings for SGLang on Ascend, from the deployment plan (the host's host_tuning.sysctl)."]
+    lines += [f"{key} = {value}" for key, value in values.items()]
+    return "\n".join(lines) + "\n"
+
+
 @dataclass
 class FileSpec:
     """One file of a host. name: its name in its deployment directory (dir: the setting naming the directory);
@@ -173,8 +182,8 @@ def host_files(host_plan: HostPlan, settings: dict | None = None, *, roles=None,
     files += [] if roles is not None or not is_server_host(host_plan) else [
         FileSpec("cann_env", ETC, "cann_env.sh", "0644", "cann_env.sh", template="cann_env.sh.j2",
                  variables={"sglang_tpl_cann": host_plan.cann or {}}),
-        FileSpec("sysctl", SYSCTL, "90-sglang.conf", "0644", "sysctl.conf", template="sysctl.conf.j2",
-                 variables={"sglang_tpl_sysctl": (host_plan.host_tuning or {}).get("sysctl") or {}}),
+        FileSpec("sysctl", SYSCTL, "90-sglang.conf", "0644", "sysctl.conf",
+                 content=sysctl_conf((host_plan.host_tuning or {}).get("sysctl") or {})),
     ]
     for svc in services:
         files += _service_files(svc, cfg, unit_vars, render, secrets)

@@ -1,6 +1,6 @@
 """The filters that choose a deploy.yml play's hosts once, when the play starts, instead of a condition on every
 host's task (plugins/filter/sglang_rollout.py sglang_gate_hosts, plugins/filter/sglang_operations.py
-sglang_runtime_due): given hostvars as Ansible gives them (host -> that host's variables)."""
+sglang_runtime_due and sglang_install_hosts): given hostvars as Ansible gives them (host -> that host's variables)."""
 
 from __future__ import annotations
 
@@ -44,3 +44,65 @@ def test_the_record_is_written_where_it_is_missing_or_differs_from_the_plan() ->
     hostvars["m1"] = {"__sglang_runtime_file": {"failed": False, "msg": "file not found"}}  # a first deploy
     assert sglang_runtime_due(["m0", "m1"], hostvars) == ["m1"]
     assert sglang_runtime_due(["m0", "m1"], {}) == ["m0", "m1"]  # no plan to compare with: written
+
+
+def _mixed(m0_vars: dict, m1_vars: dict) -> dict:
+    """A plan of two PD-mixed hosts with host-scope settings of their own (Ansible hands all: vars over as each
+    host's variables too)."""
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._planner import plan
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._profile import load_profile
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._topology import build_inventory
+    hostvars = {"m0": {"sglang_host_ip": "10.0.0.11", "sglang_nic": "eth0", **m0_vars},
+                "m1": {"sglang_host_ip": "10.0.0.12", "sglang_nic": "eth0", **m1_vars},
+                "r0": {"sglang_host_ip": "10.0.0.13", "sglang_nic": "eth0"}}
+    groups = {"prefill": [], "decode": [], "mixed": ["m0", "m1"], "router": ["r0"]}
+    variables = {"sglang_model_path": "/m", "sglang_draft_model_path": "/d"}
+    return plan(load_profile("qwen3_32b_a3_2c_mixed_2k_2k_50ms"), build_inventory(groups, hostvars, variables)).as_dict()
+
+
+def test_the_stack_play_takes_the_server_hosts_whose_own_settings_turn_the_install_on() -> None:
+    from ansible_collections.ascend.sglang.plugins.filter.sglang_operations import sglang_install_hosts
+    every = _mixed({"sglang_server_install": True}, {"sglang_server_install": True})
+    assert sglang_install_hosts(["m0", "m1"], {"localhost": {"sglang_plan": every}}) == ["m0", "m1"]
+    # Off on one host; a host the plan has no part for has nothing to install.
+    one = _mixed({"sglang_server_install": True}, {"sglang_server_install": False})
+    assert sglang_install_hosts(["m0", "m1", "gone"], {"localhost": {"sglang_plan": one}}) == ["m0"]
+    assert sglang_install_hosts(["m0", "m1"], {"localhost": {"sglang_plan": MIXED}}) == []  # the default: off
+    assert sglang_install_hosts(["m0", "m1"], {}) == ["m0", "m1"]  # no hostvars (a syntax check): every host
+
+
+def _preflight(*governors: str) -> dict:
+    return {"sglang_preflight_result": {"observed": {"governors": {f"cpu{n}": g for n, g in enumerate(governors)}}}}
+
+
+def test_the_tuning_play_takes_the_hosts_with_kernel_settings_or_a_governor_preflight_did_not_read_at_the_plan() -> None:
+    from ansible_collections.ascend.sglang.plugins.filter.sglang_operations import sglang_tuning_hosts
+    governor_only = {"sglang_host_tuning_sysctl": False}
+    plan = _mixed(governor_only, governor_only)
+    hostvars = {"localhost": {"sglang_plan": plan}, "m0": _preflight("performance", "performance"),
+                "m1": _preflight("performance", "powersave")}
+    assert sglang_tuning_hosts(["m0", "m1"], hostvars) == ["m1"]
+    # Preflight skipped (its result has no observation) or not run on the host: tuned.
+    hostvars["m0"] = {"sglang_preflight_result": {"skipped": True}}
+    assert sglang_tuning_hosts(["m0", "gone"], hostvars) == ["m0"]
+    # Kernel settings on (the default): the hosts where preflight did not read them all at the plan's, live and in
+    # their file.
+    from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._host_files import sysctl_conf
+    wanted = MIXED["hosts"]["m0"]["host_tuning"]["sysctl"]
+    current = {"live": {name: str(value) for name, value in wanted.items()}, "conf": sysctl_conf(wanted)}
+    both = {"localhost": {"sglang_plan": MIXED}, "m0": _preflight("performance"), "m1": _preflight("performance")}
+    assert sglang_tuning_hosts(["m0", "m1"], both) == ["m0", "m1"]  # preflight read none
+    both["m0"]["sglang_preflight_result"]["observed"]["sysctl"] = current
+    both["m1"]["sglang_preflight_result"]["observed"]["sysctl"] = dict(current, conf=None)  # no persisted file
+    assert sglang_tuning_hosts(["m0", "m1"], both) == ["m1"]
+    both["m1"]["sglang_preflight_result"]["observed"]["sysctl"] = dict(
+        current, live=dict(current["live"], **{"vm.swappiness": "60"}))
+    assert sglang_tuning_hosts(["m0", "m1"], both) == ["m1"]
+    both["m1"]["sglang_preflight_result"]["observed"]["sysctl"] = dict(
+        current, live=dict(current["live"], **{"vm.swappiness": None}))  # not readable: the role says why
+    assert sglang_tuning_hosts(["m0", "m1"], both) == ["m1"]
+    # Both off on a host: nothing to tune there.
+    off = {"sglang_host_tuning_sysctl": False, "sglang_host_tuning_governor": False}
+    hostvars = {"localhost": {"sglang_plan": _mixed(off, governor_only)}, "m0": {}, "m1": _preflight("ondemand")}
+    assert sglang_tuning_hosts(["m0", "m1"], hostvars) == ["m1"]
+    assert sglang_tuning_hosts(["m0", "m1"], {}) == ["m0", "m1"]  # no hostvars (a syntax check): every host
