@@ -46,17 +46,21 @@ from ansible_collections.ascend.sglang.plugins.module_utils.files._units import 
 FABRIC_QUERIES = (("link", "npu_link"), ("net_health", "npu_net_health"), ("ip", "npu_ip"), ("tls", "npu_tls"))
 
 
+def _stack_requirements(host_plan: Mapping[str, Any], ctx: Context) -> dict[str, Any]:
+    """Stack mode: the server interpreter's report, and the host's CANN toolkit it is compared with; nothing else."""
+    runtimes: dict[str, dict[str, Any]] = {}
+    for svc in services(host_plan):
+        wanted = runtime(svc, host_plan, ctx)
+        if wanted and wanted["key"] not in runtimes and in_scope(wanted, ctx):
+            runtimes[wanted["key"]] = wanted
+    return {"npu": False, "toolkit": bool(runtimes), "paths": {}, "names": [], "nics": [], "ports": [],
+            "probes": [], "runtimes": list(runtimes.values()), "units": [], "health": []}
+
+
 def requirements(host_plan: Mapping[str, Any], ctx: Context) -> dict[str, Any]:
     """What the host probe must look at for this host plan (all lists, JSON-able)."""
     if ctx.mode == "stack":
-        # The server interpreter's report, and the host's CANN toolkit it is compared with; nothing else.
-        runtimes: dict[str, dict[str, Any]] = {}
-        for svc in services(host_plan):
-            wanted = runtime(svc, host_plan, ctx)
-            if wanted and wanted["key"] not in runtimes and in_scope(wanted, ctx):
-                runtimes[wanted["key"]] = wanted
-        return {"npu": False, "toolkit": bool(runtimes), "paths": {}, "names": [], "nics": [], "ports": [],
-                "probes": [], "runtimes": list(runtimes.values()), "units": [], "health": []}
+        return _stack_requirements(host_plan, ctx)
     paths: dict[str, str] = {}
     spec = container_requirements(host_plan)
     # In the container runtime the image brings CANN: the host's scripts are not sourced.
