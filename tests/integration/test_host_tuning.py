@@ -152,8 +152,8 @@ def test_the_kernel_settings_are_persisted_and_the_live_values_that_differ_appli
     first = tune_sysctl(tmp_path, plan)
     assert first.returncode == 0, (first.stdout + first.stderr)[-3000:]
     assert re.search(r"^changed: \[h\]", first.stdout, re.M)
-    assert live(base) == {"kernel/numa_balancing": "0\n", "kernel/sched_migration_cost_ns": "50000",
-                          "vm/swappiness": "0"}
+    assert live(base) == {"kernel/numa_balancing": "0\n", "kernel/sched_migration_cost_ns": "50000\n",
+                          "vm/swappiness": "0\n"}
     conf = (tmp_path / "sysctl.d" / "90-sglang.conf").read_text(encoding="utf-8")
     assert "vm.swappiness = 0" in conf or "vm.swappiness=0" in conf
     again = tune_sysctl(tmp_path, plan)
@@ -161,7 +161,7 @@ def test_the_kernel_settings_are_persisted_and_the_live_values_that_differ_appli
     # A value changed behind our back is repaired (the live value, not only the file, is compared).
     (base / "vm" / "swappiness").write_text("10\n", encoding="ascii")
     repaired = tune_sysctl(tmp_path, plan)
-    assert "changed=1" in repaired.stdout and (base / "vm" / "swappiness").read_text() == "0"
+    assert "changed=1" in repaired.stdout and (base / "vm" / "swappiness").read_text() == "0\n"
 
 
 def test_a_kernel_setting_the_host_lacks_fails_naming_it(tmp_path: Path) -> None:

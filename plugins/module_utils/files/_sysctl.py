@@ -64,7 +64,7 @@ def apply_settings(root: str, values: Mapping[str, str], check_mode: bool) -> li
         if not check_mode:
             try:
                 with open(path, "w", encoding="utf-8") as handle:
-                    handle.write(str(value))
+                    handle.write(f"{value}\n")  # as sysctl -w writes it (procps: "%s\n")
             except OSError as exc:
                 raise OSError(f"kernel setting {name}: cannot write {path}: {exc.strerror or exc}") from None
         changed.append({"name": name, "before": before, "after": _words(value)})

@@ -35,7 +35,7 @@ def test_only_the_differing_values_are_written_and_none_in_check_mode(tmp_path: 
     assert (tmp_path / "vm" / "swappiness").read_text() == "60\n"
     assert apply_settings(str(tmp_path), values, check_mode=False) == [
         {"name": "vm.swappiness", "before": "60", "after": "0"}]
-    assert (tmp_path / "vm" / "swappiness").read_text() == "0"
+    assert (tmp_path / "vm" / "swappiness").read_text() == "0\n"  # as sysctl -w writes it
     assert apply_settings(str(tmp_path), values, check_mode=False) == []
 
 
