@@ -96,13 +96,19 @@ def sglang_runtime(plan, host):
     return runtime_identity(_typed(plan, host), str(host))
 
 
+def _plan_of(hostvars):
+    """The plan a play-host filter reads (hostvars['localhost'].sglang_plan); None where there is none yet (a
+    syntax check templates a play's hosts without it)."""
+    return hostvars["localhost"].get("sglang_plan") if "localhost" in hostvars else None
+
+
 def sglang_runtime_due(hosts, hostvars):
     """The hosts of ``hosts`` whose record of what their servers run (runtime.json, read by deploy.yml's
     tasks/runtime_check.yml as __sglang_runtime_file) is missing or holds another runtime than the plan's
     (hostvars['localhost'].sglang_plan): those whose record must be written."""
     import base64
     from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._upgrade import record_due, runtime_identity
-    plan = hostvars["localhost"].get("sglang_plan") if "localhost" in hostvars else None
+    plan = _plan_of(hostvars)
     out = []
     for host in hosts or ():
         read = hostvars[host].get("__sglang_runtime_file") if host in hostvars else None
@@ -122,7 +128,7 @@ def sglang_install_hosts(hosts, hostvars):
     """The hosts of ``hosts`` whose server stack deploy.yml installs and checks (plugin_utils/rollout/_schedules.py
     install_hosts), from the plan (hostvars['localhost'].sglang_plan); without a plan (a syntax check) every host."""
     from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._schedules import install_hosts
-    plan = hostvars["localhost"].get("sglang_plan") if "localhost" in hostvars else None
+    plan = _plan_of(hostvars)
     if plan is None:
         return [str(host) for host in hosts or ()]
     return install_hosts(_typed(plan), hosts or ())
@@ -133,7 +139,7 @@ def sglang_tuning_hosts(hosts, hostvars):
     tuning_needed), from the plan (hostvars['localhost'].sglang_plan) and what each host's preflight read
     (sglang_preflight_result.observed: governors, kernel settings); without a plan (a syntax check) every host."""
     from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._schedules import tuning_needed
-    plan = hostvars["localhost"].get("sglang_plan") if "localhost" in hostvars else None
+    plan = _plan_of(hostvars)
     if plan is None:
         return [str(host) for host in hosts or ()]
     typed = _typed(plan)

@@ -25,19 +25,23 @@ def proc_path(root: str, name: str) -> str:
     return os.path.join(root, *parts)
 
 
-def _words(text: str) -> str:
-    # sysctl prints multi-value settings tab-separated: compared whitespace-normalized.
-    return " ".join(str(text).split())
+def normalized(value: object) -> str:
+    """A kernel setting's value as it is compared: sysctl prints multi-value settings tab-separated, so the same
+    words are the same value (here, and where the controller compares what preflight read with the plan)."""
+    return " ".join(str(value).split())
+
+
+def _read(path: str, name: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return normalized(handle.read())
+    except OSError as exc:
+        raise OSError(f"kernel setting {name}: cannot read {path}: {exc.strerror or exc}") from None
 
 
 def read_value(root: str, name: str) -> str:
     """The live value of a kernel setting, whitespace-normalized. OSError names the setting (a kernel without it)."""
-    path = proc_path(root, name)
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return _words(handle.read())
-    except OSError as exc:
-        raise OSError(f"kernel setting {name}: cannot read {path}: {exc.strerror or exc}") from None
+    return _read(proc_path(root, name), name)
 
 
 def read_values(root: str, names: "list[str]") -> "dict[str, str | None]":
@@ -57,9 +61,9 @@ def apply_settings(root: str, values: Mapping[str, str], check_mode: bool) -> li
     [{name, before, after}]. OSError names the setting (a kernel without it, a read-only /proc/sys)."""
     changed = []
     for name, value in values.items():
-        before = read_value(root, name)
         path = proc_path(root, name)
-        if before == _words(value):
+        before = _read(path, name)
+        if before == normalized(value):
             continue
         if not check_mode:
             try:
@@ -67,5 +71,5 @@ def apply_settings(root: str, values: Mapping[str, str], check_mode: bool) -> li
                     handle.write(f"{value}\n")  # as sysctl -w writes it (procps: "%s\n")
             except OSError as exc:
                 raise OSError(f"kernel setting {name}: cannot write {path}: {exc.strerror or exc}") from None
-        changed.append({"name": name, "before": before, "after": _words(value)})
+        changed.append({"name": name, "before": before, "after": normalized(value)})
     return changed

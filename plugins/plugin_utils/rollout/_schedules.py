@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Iterable, Mapping, Sequence
 
+from ansible_collections.ascend.sglang.plugins.module_utils.files._sysctl import normalized
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import HostPlan, Plan
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._run_settings import PENDING
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._settings import host_values
@@ -115,7 +116,7 @@ def _sysctl_current(values: Mapping[str, Any], observed: Any) -> bool:
     if not isinstance(observed, Mapping) or not isinstance(observed.get("live"), Mapping):
         return False
     live = observed["live"]
-    if any(live.get(name) != " ".join(str(value).split()) for name, value in values.items()):
+    if any(live.get(name) != normalized(value) for name, value in values.items()):
         return False
     return observed.get("conf") == sysctl_conf(dict(values))
 
