@@ -22,7 +22,9 @@ the wall time, the tasks the run went through, the PLAY RECAP's changed count, t
 (user + sys of ansible-playbook and every process it started, from wait4) and its peak memory (the summed RSS
 of ansible-playbook's process group, sampled every 0.2 s), and the CPU seconds the hosts' containers used
 meanwhile (their cgroups; on this machine the hosts share the controller's cores, so the wall time holds their
-work as well); the fleet mode adds each figure's ratio to the first N. Each run is bounded (--timeout, default
+work as well); the fleet mode adds each figure's ratio to the first N, and with --noops N makes the no-op re-run N
+times in a row and prints the controller CPU per added server host of their least and of their median (one run's
+CPU varies by a few tenths of a second per host on a shared machine). Each run is bounded (--timeout, default
 1800 s).
 With --profile N, each run is followed by its N slowest tasks (ansible.posix.profile_tasks, which the Molecule
 venv's ansible package brings): where a rollout spends the time that is not the servers' start-up.
@@ -58,6 +60,7 @@ CONVERGE_ENV = yaml.safe_load((MOLECULE / "config.yml").read_text(encoding="utf-
 FLEET_PROFILE = "qwen3_32b_a2_8c_mixed_6k_1k5_18ms"
 FLEET_NETWORK = "sgf-fleet-net"
 PAGE = os.sysconf("SC_PAGE_SIZE")
+NOOP = "no-op re-run"
 
 
 @dataclass(frozen=True)
@@ -242,15 +245,17 @@ def row(label: str, run: Run, delay: float | None) -> str:
 
 
 def series(layout: Layout, tmp: Path, delay: float, profile: int, log_dir: Path | None,
-           timeout: float, prefix: str = "") -> list[tuple[str, Run, float | None]]:
-    """The four runs of a layout, printed as they end."""
+           timeout: float, prefix: str = "", noops: int = 1) -> list[tuple[str, Run, float | None]]:
+    """The four runs of a layout, printed as they end (the no-op re-run ``noops`` times, one after the other)."""
     grace = int(2 * delay) + 30  # the same in every run: only the servers' environment changes
     quick = overlay(tmp / "quick.yml", layout, 1, grace)
     slow = overlay(tmp / "slow.yml", layout, delay, grace)
     rows = []
+    again = [(f"{NOOP} {n}", quick, (), None) for n in range(2, noops + 1)]
     for n, (label, extra, flags, wait) in enumerate((
             ("first deploy", quick, (), None),
-            ("no-op re-run", quick, (), None),
+            (NOOP, quick, (), None),
+            *again,
             ("--check --diff (no change)", quick, ("--check", "--diff"), None),
             (f"restart every server, start-up T = {delay:g} s", slow, (), delay)), 1):
         log = log_dir / f"{prefix}run-{n}.log" if log_dir else None
@@ -312,7 +317,8 @@ def fleet_down(size: int) -> None:
     podman("rm", "-f", "-t", "0", "--ignore", *mixed, router, check=False)
 
 
-def fleet(sizes: list[int], delay: float, profile: int, log_dir: Path | None, timeout: float) -> None:
+def fleet(sizes: list[int], delay: float, profile: int, log_dir: Path | None, timeout: float,
+          noops: int = 1) -> None:
     """The four runs on fresh fleets of each size, then every figure as a ratio to the first size."""
     results: dict[int, list[tuple[str, Run, float | None]]] = {}
     for size in sizes:
@@ -322,7 +328,8 @@ def fleet(sizes: list[int], delay: float, profile: int, log_dir: Path | None, ti
                 layout = fleet_up(size, Path(tmp), timeout)
                 print(f"\n{size} hosts ({size - 1} PD-mixed replicas of {FLEET_PROFILE}, 1 router)\n{HEADER}",
                       flush=True)
-                results[size] = series(layout, Path(tmp), delay, profile, log_dir, timeout, prefix=f"fleet-{size}-")
+                results[size] = series(layout, Path(tmp), delay, profile, log_dir, timeout, prefix=f"fleet-{size}-",
+                                       noops=noops)
             finally:
                 fleet_down(size)
     base = sizes[0]
@@ -340,6 +347,13 @@ def fleet(sizes: list[int], delay: float, profile: int, log_dir: Path | None, ti
         ref = results[base][index][1]
         cells = [f"{size} hosts: {(results[size][index][1].cpu - ref.cpu) / (size - base):.2f}" for size in sizes[1:]]
         print(f"{label:<44} " + "; ".join(cells), flush=True)
+    if noops > 1:
+        # One run's CPU varies by a few tenths of a second per host on a shared machine: the no-op's least and median.
+        for name, pick in (("least", min), ("median", statistics.median)):
+            cpu = {size: pick(run.cpu for label, run, _wait in results[size] if label.startswith(NOOP))
+                   for size in sizes}
+            cells = [f"{size} hosts: {(cpu[size] - cpu[base]) / (size - base):.2f}" for size in sizes[1:]]
+            print(f"{NOOP + f' ({name} of {noops})':<44} " + "; ".join(cells), flush=True)
 
 
 def main() -> None:
@@ -352,6 +366,8 @@ def main() -> None:
     parser.add_argument("--fleet", metavar="N,N,...",
                         help="fleet sizes (hosts, at least 2 each): fresh PD-mixed fleets made here, e.g. 5,10,20")
     parser.add_argument("--timeout", type=float, default=1800, help="bound of each ansible-playbook run (s)")
+    parser.add_argument("--noops", type=int, default=1, metavar="N",
+                        help="fleet: N no-op re-runs in a row, and the per-host figure of their least and median CPU")
     args = parser.parse_args()
     if not os.environ.get("SGLANG_MOLECULE_WHEELHOUSE"):
         sys.exit("run through scripts/molecule.sh (MOLECULE_CMD=rollout): it prepares the images and the wheelhouse")
@@ -361,7 +377,9 @@ def main() -> None:
         sizes = [int(n) for n in args.fleet.split(",")]
         if any(n < 2 for n in sizes):
             sys.exit("--fleet: every size needs at least 2 hosts (a replica and the router)")
-        fleet(sizes, args.delay, args.profile, args.log_dir, args.timeout)
+        if args.noops < 1:
+            sys.exit("--noops: at least 1")
+        fleet(sizes, args.delay, args.profile, args.log_dir, args.timeout, args.noops)
         return
     with tempfile.TemporaryDirectory() as tmp:
         print(HEADER, flush=True)

@@ -13,6 +13,7 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import host_view, typed_plan
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._serialize import plain
+from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._stack import INSTALL_SETTINGS
 
 PASSED = ("mode", "min_driver_version", "min_cann_version", "min_hbm_free_ratio", "npu_smi", "driver_info",
           "toolkit_info", "probe_timeout", "runtime_timeout", "installed_by_roles", "stack_policy", "hccn_tool",
@@ -74,6 +75,12 @@ class ActionModule(ActionBase):
         module_result = self._execute_module(module_name="ascend.sglang.sglang_preflight", module_args=module_args,
                                              task_vars=task_vars)
         result.update(module_result)
+        if "stack" in module_result:
+            # The host's own values of the install's settings, evaluated as the role evaluates them (a value may
+            # refer to the plan, which the plan itself could not read): deploy.yml's stack play decides from them
+            # and this look whether the install has anything to do (plugin_utils/rollout/_stack.py).
+            result["install_settings"] = {name: plain(self._templar.template(task_vars[name]))
+                                          for name in INSTALL_SETTINGS if name in task_vars}
         result["changed"] = False
         result["hardware"] = hardware
         return result

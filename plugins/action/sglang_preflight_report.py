@@ -31,7 +31,7 @@ def _result(hostvars, host, var) -> dict | None:
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _VALID_ARGS = frozenset(("hosts", "result_var", "json_path", "fail_on", "fail_on_var", "fail_task", "mode",
-                             "include_ok", "profile", "ping_var", "plan"))
+                             "include_ok", "profile", "ping_var", "plan", "look_key"))
     _requires_connection = False
 
     def run(self, tmp=None, task_vars=None):
@@ -53,6 +53,8 @@ class ActionModule(ActionBase):
         var = str(args.get("result_var") or "sglang_preflight_result")
         hostvars = task_vars.get("hostvars") or {}
         results = {str(host): _result(hostvars, host, var) for host in hosts}
+        if args.get("look_key"):
+            results = _with_looks(results, hostvars, str(args["look_key"]))
         if args.get("ping_var"):
             results = _with_pings(results, hostvars, str(args["ping_var"]))
         plan = args.get("plan")
@@ -78,7 +80,7 @@ class ActionModule(ActionBase):
                    f"{len(results)} hosts)")
         stop = stops(doc["exit_code"], fail_on)
         result.update(changed=False, status=doc["status"], exit_code=doc["exit_code"], counts=counts, table=table,
-                      problems=doc["problems"], stop=stop, msg=summary)
+                      problems=doc["problems"], stop=stop, msg=summary, hosts=list(results))
         if stop and fail_task:
             result["failed"] = True
             result["msg"] = summary + "\n" + "\n".join(table)
@@ -96,6 +98,20 @@ def _with_pings(results: dict, hostvars, ping_var: str) -> dict:
             results[host] = dict(results[host], findings=list(results[host].get("findings") or [])
                                  + [f.as_dict() for f in host_result_findings(host, pinged)])
     return results
+
+
+def _with_looks(results: dict, hostvars, key: str) -> dict:
+    """The hosts with findings: each with its own result, or, where it has none at all (deploy.yml's stack play did
+    not run for it), the checks of that name its preflight result holds (``stack``: the stack as preflight's call
+    saw it, on a host with nothing to install). A host with neither is not reported."""
+    out = {}
+    for host, own in results.items():
+        if own is None:
+            preflight = _result(hostvars, host, "sglang_preflight_result") or {}
+            own = dict(preflight[key]) if isinstance(preflight.get(key), dict) else None
+        if own is not None and "findings" in own:
+            out[host] = own
+    return out
 
 
 def _write_json(json_path: str, doc: dict) -> str:

@@ -126,12 +126,14 @@ def sglang_runtime_due(hosts, hostvars):
 
 def sglang_install_hosts(hosts, hostvars):
     """The hosts of ``hosts`` whose server stack deploy.yml installs and checks (plugin_utils/rollout/_schedules.py
-    install_hosts), from the plan (hostvars['localhost'].sglang_plan); without a plan (a syntax check) every host."""
+    install_hosts), from the plan (hostvars['localhost'].sglang_plan) and what each host's preflight saw of its
+    stack (sglang_preflight_result); without a plan (a syntax check) every host."""
     from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._schedules import install_hosts
     plan = _plan_of(hostvars)
     if plan is None:
         return [str(host) for host in hosts or ()]
-    return install_hosts(_typed(plan), hosts or ())
+    results = {str(host): hostvars[host].get("sglang_preflight_result") for host in hosts or () if host in hostvars}
+    return install_hosts(_typed(plan), hosts or (), results)
 
 
 def sglang_tuning_hosts(hosts, hostvars):

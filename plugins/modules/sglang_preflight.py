@@ -156,6 +156,10 @@ options:
     description:
       - Packages (C(sglang), C(sglang-router)) the deployment's roles install before they start the services
         (C(sglang_server_install), C(sglang_router_install)); before start their runtime is not checked.
+      - In C(preflight) mode, a server interpreter whose C(sglang) the roles install is still looked at as it is
+        now, with every installed distribution (C(observed.runtimes)), and its stack checked as C(stack) mode
+        would (returned as C(stack)). The deployment leaves out of its install a host where nothing is to install,
+        and reports these checks for it.
     type: list
     elements: str
     default: []
@@ -215,6 +219,17 @@ requirements:
   description: What the host plan asked to look at.
   returned: always
   type: dict
+stack:
+  description: The checks of C(stack) mode (C(findings), C(status)) on the server stack as it is now, on a host whose
+    stack the roles install (see O(installed_by_roles)).
+  returned: in preflight mode, on a host whose C(sglang) the roles install
+  type: dict
+install_settings:
+  description: With C(stack), the host's own values of the install's settings (C(sglang_server_packages),
+    C(sglang_server_stack), C(sglang_wheelhouse), C(sglang_server_venv), ...) as the roles evaluate them (added by
+    the action).
+  returned: with stack, for the settings the host sets
+  type: dict
 """
 
 from ansible.module_utils.basic import AnsibleModule
@@ -224,7 +239,7 @@ from ansible_collections.ascend.sglang.plugins.module_utils.npu._fabric import r
 from ansible_collections.ascend.sglang.plugins.module_utils.checks._fabric_checks import check_pings
 from ansible_collections.ascend.sglang.plugins.module_utils.collect._host_probe import observe, run
 from ansible_collections.ascend.sglang.plugins.module_utils.checks._findings import STATUS_WORDS, Context, Finding, worst
-from ansible_collections.ascend.sglang.plugins.module_utils.checks._preflight import check_host, requirements
+from ansible_collections.ascend.sglang.plugins.module_utils.checks._preflight import check_host, looked_stack, requirements
 from ansible_collections.ascend.sglang.plugins.module_utils.checks._preflight_inputs import fabric_devices
 
 
@@ -273,8 +288,14 @@ def main() -> None:
                        hccn_tool=p["hccn_tool"], check_mode=module.check_mode,
                        cpu_sysfs_dir=p["cpu_sysfs_dir"] if p["mode"] == "preflight" else None)
     findings = check_host(hostname, host_plan, observed, ctx)
+    extra = {}
+    looked = looked_stack(hostname, host_plan, req, observed, ctx)
+    if looked is not None:
+        # The stack checks of the stack as it is now (a host whose install has nothing to do leaves deploy.yml's
+        # stack play: its stack report reads these).
+        extra["stack"] = {"findings": [f.as_dict() for f in looked], "status": STATUS_WORDS[worst(looked)]}
     module.exit_json(changed=False, findings=[f.as_dict() for f in findings], status=STATUS_WORDS[worst(findings)],
-                     observed=observed, requirements=req)
+                     observed=observed, requirements=req, **extra)
 
 
 def ping(module: AnsibleModule, hostname: str, host_plan: dict) -> None:

@@ -28,6 +28,12 @@ options:
     description: Name of the registered per-host result.
     type: str
     default: sglang_preflight_result
+  look_key:
+    description:
+      - Report only the hosts with findings. A host without O(result_var) at all takes the entry of this name of
+        its C(sglang_preflight_result). deploy.yml's stack report gives C(stack), the stack checks preflight ran
+        on a host whose install had nothing to do, so the stack play did not run for it.
+    type: str
   ping_var:
     description:
       - Name of the registered per-host result of the pings (M(ascend.sglang.sglang_preflight) in C(ping) mode);
@@ -125,6 +131,11 @@ problems:
   returned: always
   type: list
   elements: dict
+hosts:
+  description: The hosts reported (with O(look_key), those with findings).
+  returned: always
+  type: list
+  elements: str
 json_path:
   description: Absolute path of the JSON report written.
   returned: when json_path is set

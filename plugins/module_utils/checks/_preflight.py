@@ -24,6 +24,7 @@ interpreter's stack (its runtime and stack checks), run by deploy.yml right afte
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Mapping
 
 from ansible_collections.ascend.sglang.plugins.module_utils.checks import _checks, _fabric_checks
@@ -35,7 +36,7 @@ from ansible_collections.ascend.sglang.plugins.module_utils.checks._network_chec
 from ansible_collections.ascend.sglang.plugins.module_utils.checks._npu_checks import check_npu
 from ansible_collections.ascend.sglang.plugins.module_utils.checks._preflight_inputs import (
     container, container_requirements, fabric_devices, in_scope, is_server_host, model_paths, socket_nics,
-    peer_targets, runtime, server_devices, services, sysctl_look, weight_dirs,
+    peer_targets, runtime, server_devices, services, stack_look, sysctl_look, weight_dirs,
 )
 from ansible_collections.ascend.sglang.plugins.module_utils.checks._software_checks import (
     check_container, check_runtimes, check_stack, check_versions,
@@ -106,12 +107,23 @@ def requirements(host_plan: Mapping[str, Any], ctx: Context) -> dict[str, Any]:
         "nics": sorted(nics),
         "ports": sorted(set(ports)),
         "probes": list(probes.values()),
-        "runtimes": list(runtimes.values()),
+        # With the server stacks the roles install, looked at as they are now (stack_look): not checked here.
+        "runtimes": list(runtimes.values()) + stack_look(host_plan, ctx),
         "units": units,
         "health": health,
         # For deploy.yml's tuning play, not a check: the live kernel settings and their persisted file.
         "sysctl": sysctl_look(host_plan) if ctx.mode == "preflight" else None,
     }
+
+
+def looked_stack(host: str, host_plan: Mapping[str, Any], req: Mapping[str, Any], observed: Mapping[str, Any],
+                 ctx: Context) -> list[Finding] | None:
+    """Preflight on a host whose server stack the roles install: the stack checks (mode stack) of the stack as it is
+    now, where preflight looked at it (``_preflight_inputs.stack_look``); None where it did not. deploy.yml takes
+    them for the stack play's where the install has nothing to do on the host."""
+    if ctx.mode != "preflight" or not any(r.get("distributions") for r in req.get("runtimes") or []):
+        return None
+    return check_host(host, host_plan, observed, dataclasses.replace(ctx, mode="stack"))
 
 
 def check_host(host: str, host_plan: Mapping[str, Any], observed: Mapping[str, Any], ctx: Context) -> list[Finding]:

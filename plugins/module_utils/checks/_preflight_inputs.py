@@ -171,6 +171,22 @@ def sysctl_look(host_plan: Mapping[str, Any]) -> dict[str, Any] | None:
             "conf": f"{settings['sglang_sysctl_dir']}/90-sglang.conf"}
 
 
+def stack_look(host_plan: Mapping[str, Any], ctx: Context) -> list[dict[str, Any]]:
+    """Preflight, on a host whose server stack the roles install (sglang_server_install): the server interpreter's
+    stack looked at as it is now, with every installed distribution (``_server_stack.PROBE_SCRIPT --distributions``).
+    The controller decides from it whether the install has anything to do (plugins/plugin_utils/rollout/_stack.py:
+    only where the interpreter's prefix is the virtualenv the roles install into); where it has not, this look's
+    stack checks are the stack play's, which the host then leaves."""
+    if ctx.mode != "preflight":
+        return []
+    look: dict[str, dict[str, Any]] = {}
+    for svc in services(host_plan):
+        wanted = runtime(svc, host_plan, ctx)
+        if wanted and wanted["stack"] and installed_later(wanted, ctx):
+            look[wanted["key"]] = dict(wanted, distributions=True)
+    return list(look.values())
+
+
 def installed_later(runtime_: Mapping[str, Any], ctx: Context) -> bool:
     """Before start, a package the roles are about to install cannot be checked yet."""
     return ctx.mode == "preflight" and runtime_["package"] in ctx.installed_by_roles

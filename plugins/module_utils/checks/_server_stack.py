@@ -32,8 +32,12 @@ MODULES: dict[str, str | None] = {
 # so that they survive an import that crashes or hangs the interpreter; then what importing torch and
 # torch_npu gave.  Errors are caught and reported as text, never as a traceback.
 PROBE_SCRIPT = r'''
-import importlib, json, os, sys
+import importlib, json, os, platform, sys
 MARK = "SGLANG_STACK "
+# --distributions first: also every installed distribution, sglang's requirements and the marker environment
+# (preflight's look at a stack the roles install: the controller decides from it whether anything is to install).
+LOOK = sys.argv[1:2] == ["--distributions"]
+MODS = sys.argv[2:] if LOOK else sys.argv[1:]
 def emit(kind, data):
     sys.stdout.write(MARK + kind + " " + json.dumps(data) + "\n")
     sys.stdout.flush()
@@ -49,7 +53,7 @@ try:
 except Exception:
     dists = {}
 packages = {}
-for mod in sys.argv[1:]:
+for mod in MODS:
     entry = {"distribution": None, "version": None}
     for name in list(dists.get(mod) or []) + [mod, mod.replace("_", "-")]:
         try:
@@ -58,7 +62,35 @@ for mod in sys.argv[1:]:
         except Exception:
             continue
     packages[mod] = entry
-emit("versions", {"python": sys.version.split()[0], "packages": packages})
+versions = {"python": sys.version.split()[0], "packages": packages}
+if LOOK and md is not None:
+    found = {}
+    for dist in md.distributions():
+        try:
+            name, version = dist.metadata["Name"], dist.version
+        except Exception:
+            continue
+        if name and version:
+            found.setdefault(name, version)
+    try:
+        requires = md.requires("sglang")
+    except Exception:
+        requires = None
+    info = sys.implementation.version
+    implementation = "%d.%d.%d" % (info.major, info.minor, info.micro)
+    if info.releaselevel != "final":
+        implementation += info.releaselevel[0] + str(info.serial)
+    versions["look"] = {
+        "distributions": found, "requires": requires,
+        "prefix": sys.prefix, "venv": os.path.exists(os.path.join(sys.prefix, "bin", "activate")),
+        "markers": {"implementation_name": sys.implementation.name, "implementation_version": implementation,
+                    "os_name": os.name, "platform_machine": platform.machine(),
+                    "platform_release": platform.release(), "platform_system": platform.system(),
+                    "platform_version": platform.version(), "python_full_version": platform.python_version(),
+                    "platform_python_implementation": platform.python_implementation(),
+                    "python_version": ".".join(platform.python_version_tuple()[:2]), "sys_platform": sys.platform},
+    }
+emit("versions", versions)
 runtime = {"imports": {}, "visible_devices": os.environ.get("ASCEND_RT_VISIBLE_DEVICES")}
 def load(name):
     try:
@@ -100,6 +132,8 @@ def parse_probe(rc: int, stdout: str, stderr: str, python: str) -> dict[str, Any
     runtime = found.get("runtime")
     stack = {"python": versions.get("python"), "packages": versions.get("packages") or {}, "runtime": runtime,
              "error": None if runtime is not None else f"{python} ended while importing torch / torch_npu: {last}"}
+    if isinstance(versions.get("look"), dict):
+        stack["look"] = versions["look"]
     sglang = (stack["packages"].get("sglang") or {}).get("version")
     return {"version": sglang, "error": None if sglang else f"sglang is not installed for {python}", "stack": stack}
 

@@ -339,6 +339,8 @@ def runtime_stack(spec: Mapping[str, Any], timeout: float) -> dict[str, Any]:
     ``timeout``; what it printed before a timeout or a crash is kept."""
     lines = _launcher_env(spec)
     modules = " ".join(shlex.quote(m) for m in spec.get("modules") or MODULES)
+    if spec.get("distributions"):
+        modules = f"--distributions {modules}"
     lines.append(f"exec {shlex.quote(spec['python'])} -c {shlex.quote(PROBE_SCRIPT)} {modules}")
     try:
         # Not AnsibleModule.run_command: no module object here, and the probe needs a timeout.

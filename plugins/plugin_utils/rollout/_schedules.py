@@ -26,8 +26,10 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._settings impor
 from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._instances import (
     instances, pending_instances, restart_batches, routers, without_env,
 )
+from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout import _stack
 from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._retire import retire_set
 from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._upgrade import due_keys, not_ready, upgrade_waves
+from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._install import install_plan_for
 from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._host_files import (
     generation_paths, retired_paths, sources_cann_env, sysctl_conf,
 )
@@ -79,14 +81,26 @@ def host_settings(plan: Plan, host: str) -> dict[str, Any]:
     return host_values(planned.settings if planned is not None else None, str(host), None)
 
 
-def install_hosts(plan: Plan, hosts: Iterable[str]) -> list[str]:
+def install_hosts(plan: Plan, hosts: Iterable[str], results: Mapping[str, Any] | None = None) -> list[str]:
     """The hosts of ``hosts`` whose server stack deploy.yml installs and checks (its stack play): those with a
-    planned service whose settings turn sglang_server_install on. Chosen once when the play starts, so a host
-    without the install evaluates no task there."""
+    planned service whose settings turn sglang_server_install on, less those whose stack this run's preflight saw
+    current (``results``: host -> its sglang_preflight_result, with the host's own values of the install's settings
+    the action read; rollout/_stack.py). Chosen once when the play starts, so a host without the install, or with
+    nothing to install, evaluates no task there."""
     out = []
+    plans: dict[str, dict[str, Any]] = {}
     for host in hosts:
         planned = plan.hosts.get(str(host))
-        if planned is not None and planned.services and bool(host_settings(plan, str(host))["sglang_server_install"]):
+        settings = host_settings(plan, str(host))
+        if planned is None or not planned.services or not bool(settings["sglang_server_install"]):
+            continue
+        result = (results or {}).get(str(host))
+        seen = _stack.looks(result)
+        own = result.get("install_settings") if isinstance(result, Mapping) else None
+        settings = _stack.install_settings(settings, own if isinstance(own, Mapping) else {}, str(host))
+        if seen is None or settings is None or not all(
+                _stack.stack_current(settings, install_plan_for(str((plan.releases or {}).get("sglang")), settings, plans),
+                                     look) for look in seen):
             out.append(str(host))
     return out
 

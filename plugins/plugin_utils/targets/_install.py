@@ -84,3 +84,13 @@ def install_plan(release: str, overrides: Mapping[str, Any] | None = None, wheel
         "wheels": wheels,
         "problems": problems,
     }
+
+
+def install_plan_for(release: str, settings: Mapping[str, Any], memo: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """``install_plan`` of a host's settings (its sglang_server_stack and sglang_wheelhouse, as the role passes them),
+    worked out once per stack and wheelhouse of the fleet in ``memo`` (it lists the wheelhouse on the controller)."""
+    stack, wheelhouse = dict(settings.get("sglang_server_stack") or {}), str(settings.get("sglang_wheelhouse") or "")
+    key = repr((sorted((str(k), str(v)) for k, v in stack.items()), wheelhouse))
+    if key not in memo:
+        memo[key] = install_plan(str(release), stack, wheelhouse)
+    return memo[key]

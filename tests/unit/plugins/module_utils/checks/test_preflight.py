@@ -50,7 +50,8 @@ def test_healthy_a2_host_passes(a2mixed):
 
 
 def test_runtime_installed_by_the_roles_is_not_checked_before_start():
-    """With sglang_server_install the role installs the runtime after preflight: no probe, no failure."""
+    """With sglang_server_install the role installs the runtime after preflight: only looked at (the install's
+    decision), no failure."""
     import dataclasses as _dc
 
     from ansible_collections.ascend.sglang.plugins.module_utils.checks import _preflight as pf
@@ -58,9 +59,39 @@ def test_runtime_installed_by_the_roles_is_not_checked_before_start():
     argv = ["/opt/sglang/bin/python3", "-m", "sglang.launch_server"]
     host_plan = {"services": [{"name": "sglang-mixed-i0-r0", "role": "mixed", "argv": argv, "python": argv[0]}]}
     ctx = pf.Context(releases={"sglang": "0.5.7"}, installed_by_roles=frozenset({"sglang"}))
-    assert pf.requirements(host_plan, ctx)["runtimes"] == []
+    assert [r["distributions"] for r in pf.requirements(host_plan, ctx)["runtimes"]] == [True]
     doctor = _dc.replace(ctx, mode="doctor")
     assert [r["package"] for r in pf.requirements(host_plan, doctor)["runtimes"]] == ["sglang"]
+
+
+def test_a_stack_the_roles_install_is_looked_at_in_its_virtualenv_and_checked_as_stack_mode_would():
+    """Preflight on a host whose sglang the roles install: the server interpreter is probed with every installed
+    distribution (deploy.yml's stack play leaves the host out where nothing is to install), its stack checked as
+    stack mode does, apart from preflight's own findings."""
+    import dataclasses
+
+    from ansible_collections.ascend.sglang.plugins.module_utils.checks import _preflight as pf
+
+    argv = ["/opt/sglang/bin/python3", "-m", "sglang.launch_server"]
+    service = {"name": "sglang-mixed-i0-r0", "role": "mixed", "argv": argv, "python": argv[0]}
+    host_plan = {"services": [service]}
+    ctx = pf.Context(releases={"sglang": "0.5.7"}, installed_by_roles=frozenset({"sglang"}))
+    req = pf.requirements(host_plan, ctx)
+    assert [(r["python"], r["distributions"]) for r in req["runtimes"]] == [("/opt/sglang/bin/python3", True)]
+    stack = {"python": "3.11.6", "packages": {"sglang": {"distribution": "sglang", "version": "0.5.7"}},
+             "runtime": {"imports": {"torch": "ModuleNotFoundError: No module named 'torch'"}}, "error": None}
+    observed = {"runtimes": {req["runtimes"][0]["key"]: {"version": "0.5.7", "error": None, "stack": stack}}}
+    # Preflight's findings say the roles install it; the look's are stack mode's (here: torch does not import).
+    assert [f.check for f in pf.check_host("h", host_plan, observed, ctx) if f.check.startswith(("runtime", "stack"))
+            and f.severity != "ok"] == []
+    looked = pf.looked_stack("h", host_plan, req, observed, ctx)
+    assert [(f.check, f.severity) for f in looked if f.severity != "ok"] == [("stack_import", "fail")]
+    # A stack the roles do not install is preflight's own check (no look apart); doctor looks at none.
+    own = dataclasses.replace(ctx, installed_by_roles=frozenset())
+    assert [r.get("distributions") for r in pf.requirements(host_plan, own)["runtimes"]] == [None]
+    assert pf.looked_stack("h", host_plan, pf.requirements(host_plan, own), observed, own) is None
+    doctor = dataclasses.replace(ctx, mode="doctor")
+    assert pf.looked_stack("h", host_plan, pf.requirements(host_plan, doctor), observed, doctor) is None
 
 
 def test_the_fabric_is_looked_at_where_services_talk_to_other_hosts(pd32):

@@ -71,6 +71,49 @@ def test_the_stack_play_takes_the_server_hosts_whose_own_settings_turn_the_insta
     assert sglang_install_hosts(["m0", "m1"], {}) == ["m0", "m1"]  # no hostvars (a syntax check): every host
 
 
+def _looked(distributions: dict) -> dict:
+    """A preflight result with its look at the server stack (module sglang_preflight on a host whose stack the roles
+    install)."""
+    look = {"distributions": distributions, "requires": [], "markers": {}, "venv": True, "prefix": "/opt/sglang"}
+    return {"sglang_preflight_result": {
+        "stack": {"findings": [], "status": "ok"},
+        "observed": {"runtimes": {"/opt/sglang/bin/python3|sglang": {"version": "0.5.7", "stack": {"look": look}}}}}}
+
+
+def test_the_stack_play_leaves_out_a_host_whose_preflight_saw_every_package_to_install_present() -> None:
+    from ansible_collections.ascend.sglang.plugins.filter.sglang_operations import sglang_install_hosts
+    own = {"sglang_server_install": True, "sglang_server_packages": ["sglang==0.5.7", "torch==2.6.0"]}
+    plan = _mixed(own, own)
+    hostvars = {"localhost": {"sglang_plan": plan},
+                "m0": _looked({"sglang": "0.5.7", "torch": "2.6.0+cpu"}),
+                "m1": _looked({"sglang": "0.5.6", "torch": "2.6.0+cpu"})}
+    assert sglang_install_hosts(["m0", "m1"], hostvars) == ["m1"]
+    # Preflight skipped (sglang_preflight_skip), or it did not look: the play installs and checks as before.
+    hostvars["m0"] = {"sglang_preflight_result": {"skipped": True}}
+    assert sglang_install_hosts(["m0", "m1"], hostvars) == ["m0", "m1"]
+
+
+def test_the_stack_play_reads_the_packages_as_the_role_does_when_they_refer_to_the_plan() -> None:
+    """A host's sglang_server_packages that refers to the plan is left at its default by the plan (it cannot
+    evaluate it) and evaluated by the role after the plan: the decision reads the host's own value, as the preflight
+    action evaluated it on the host's task, checked."""
+    from ansible_collections.ascend.sglang.plugins.filter.sglang_operations import sglang_install_hosts
+    plan = _mixed({"sglang_server_install": True}, {"sglang_server_install": True})
+
+    def looked(**own) -> dict:
+        current = _looked({"sglang": "0.5.7+standin", "torch": "2.6.0+cpu"})
+        return {"sglang_preflight_result": dict(current["sglang_preflight_result"], install_settings=own)}
+
+    hostvars = {"localhost": {"sglang_plan": plan},
+                "m0": looked(sglang_server_packages=["sglang==0.5.7+standin", "torch==2.6.0+cpu"]),
+                "m1": looked(sglang_server_packages=["sglang==0.5.8+standin"])}
+    assert sglang_install_hosts(["m0", "m1"], hostvars) == ["m1"]
+    # A value the settings table refuses, or another virtualenv than the one preflight looked in: kept.
+    hostvars["m0"] = looked(sglang_server_packages="sglang")
+    hostvars["m1"] = looked(sglang_server_packages=["sglang==0.5.7+standin"], sglang_server_venv="/opt/other")
+    assert sglang_install_hosts(["m0", "m1"], hostvars) == ["m0", "m1"]
+
+
 def _preflight(*governors: str) -> dict:
     return {"sglang_preflight_result": {"observed": {"governors": {f"cpu{n}": g for n, g in enumerate(governors)}}}}
 
