@@ -86,7 +86,6 @@ def _met(req: Any, installed: Mapping[str, str]) -> bool:
 def _requirements_met(look: Mapping[str, Any], exclude: Sequence[str], installed: Mapping[str, str]) -> bool:
     """The installed sglang's requirements that install_requirements.yml completes (roles/sglang_service/files/
     sglang_requirements.py chooses the same lines) are all present."""
-    from packaging.markers import InvalidMarker, UndefinedComparison, UndefinedEnvironmentName
     from packaging.requirements import InvalidRequirement, Requirement
     from packaging.utils import canonicalize_name
     requires = look.get("requires")
@@ -107,7 +106,7 @@ def _requirements_met(look: Mapping[str, Any], exclude: Sequence[str], installed
             try:
                 if not req.marker.evaluate(dict(markers, extra="")):
                     continue
-            except (InvalidMarker, UndefinedComparison, UndefinedEnvironmentName):
+            except ValueError:  # packaging's marker errors (an undefined name or comparison, a bad version)
                 return False
         if not _met(req, installed):
             return False
@@ -115,9 +114,10 @@ def _requirements_met(look: Mapping[str, Any], exclude: Sequence[str], installed
 
 
 def stack_current(settings: Mapping[str, Any], install: Mapping[str, Any] | None, look: Any) -> bool:
-    """Whether the install has nothing to do: ``settings`` the host's (sglang_server_packages), ``install`` the
-    reference environment's plan (plugin_utils/targets/_install.py install_plan; None with sglang_server_packages
-    set), ``look`` preflight's look at the server interpreter's stack (``observed.runtimes[...].stack.look``)."""
+    """Whether the install has nothing to do: ``settings`` the host's (sglang_server_packages, sglang_server_venv),
+    ``install`` the reference environment's plan (plugin_utils/targets/_install.py install_plan; read only where
+    sglang_server_packages is empty), ``look`` preflight's look at the server interpreter's stack
+    (``observed.runtimes[...].stack.look``)."""
     if not isinstance(look, Mapping) or look.get("venv") is not True:
         return False  # no look, or no virtualenv yet: pip creates it
     venv = str(settings.get("sglang_server_venv") or "")
