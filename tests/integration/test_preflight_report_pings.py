@@ -25,6 +25,18 @@ PINGED = {"changed": False, "findings": [
      "fix": "", "service": None}]}
 
 
+def _play(tmp_path: Path, book: list, per_host: dict) -> None:
+    """Runs ``book`` with the real ansible-playbook over the hosts of ``per_host`` and localhost, ``per_host`` given
+    as -e; it must pass."""
+    (tmp_path / "play.yml").write_text(yaml.safe_dump(book), encoding="utf-8")
+    (tmp_path / "vars.json").write_text(json.dumps({"per_host": per_host}), encoding="utf-8")
+    inventory = ",".join([*per_host, "localhost"]) + ","
+    proc = subprocess.run([str(BIN / "ansible-playbook"), "-i", inventory, str(tmp_path / "play.yml"),
+                           "-e", f"@{tmp_path / 'vars.json'}"], cwd=ROOT, env=dict(os.environ, ANSIBLE_NOCOLOR="1"),
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+
+
 def test_a_failed_ping_call_fails_its_host(tmp_path: Path) -> None:
     out = tmp_path / "report.json"
     per_host = {
@@ -45,12 +57,7 @@ def test_a_failed_ping_call_fails_its_host(tmp_path: Path) -> None:
                  "hosts": ["h1", "h2"], "ping_var": "sglang_preflight_ping", "fail_on": "never",
                  "json_path": str(out)}, "register": "r"}]},
     ]
-    (tmp_path / "play.yml").write_text(yaml.safe_dump(book), encoding="utf-8")
-    (tmp_path / "vars.json").write_text(json.dumps({"per_host": per_host}), encoding="utf-8")
-    proc = subprocess.run([str(BIN / "ansible-playbook"), "-i", "h1,h2,localhost,", str(tmp_path / "play.yml"),
-                           "-e", f"@{tmp_path / 'vars.json'}"], cwd=ROOT, env=dict(os.environ, ANSIBLE_NOCOLOR="1"),
-                          capture_output=True, text=True, timeout=300, check=False)
-    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    _play(tmp_path, book, per_host)
     doc = json.loads(out.read_text(encoding="utf-8"))
     assert doc["status"] == "failures" and doc["counts"]["fail"] == 1, doc
     findings = [f for host in doc["hosts"].values() for f in host["findings"]]
@@ -92,12 +99,7 @@ def test_the_stack_report_takes_preflights_look_for_a_host_the_stack_play_left_o
                  "mode": "stack", "fail_on": "fail", "fail_task": False, "json_path": str(out)}, "register": "r"},
              {"name": "keep", "ansible.builtin.copy": {"content": "{{ r | to_json }}", "dest": str(tmp_path / "r.json")}}]},
     ]
-    (tmp_path / "play.yml").write_text(yaml.safe_dump(book), encoding="utf-8")
-    (tmp_path / "vars.json").write_text(json.dumps({"per_host": per_host}), encoding="utf-8")
-    proc = subprocess.run([str(BIN / "ansible-playbook"), "-i", "h1,h2,h3,h4,localhost,", str(tmp_path / "play.yml"),
-                           "-e", f"@{tmp_path / 'vars.json'}"], cwd=ROOT, env=dict(os.environ, ANSIBLE_NOCOLOR="1"),
-                          capture_output=True, text=True, timeout=300, check=False)
-    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    _play(tmp_path, book, per_host)
     result = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
     assert result["hosts"] == ["h1", "h2"] and result["stop"] is True
     doc = json.loads(out.read_text(encoding="utf-8"))

@@ -29,7 +29,6 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._instances i
 from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout import _stack
 from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._retire import retire_set
 from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._upgrade import due_keys, not_ready, upgrade_waves
-from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._install import install_plan_for
 from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._host_files import (
     generation_paths, retired_paths, sources_cann_env, sysctl_conf,
 )
@@ -94,13 +93,8 @@ def install_hosts(plan: Plan, hosts: Iterable[str], results: Mapping[str, Any] |
         settings = host_settings(plan, str(host))
         if planned is None or not planned.services or not bool(settings["sglang_server_install"]):
             continue
-        result = (results or {}).get(str(host))
-        seen = _stack.looks(result)
-        own = result.get("install_settings") if isinstance(result, Mapping) else None
-        settings = _stack.install_settings(settings, own if isinstance(own, Mapping) else {}, str(host))
-        if seen is None or settings is None or not all(
-                _stack.stack_current(settings, install_plan_for(str((plan.releases or {}).get("sglang")), settings, plans),
-                                     look) for look in seen):
+        if not _stack.install_done(settings, str((plan.releases or {}).get("sglang")), (results or {}).get(str(host)),
+                                   plans):
             out.append(str(host))
     return out
 

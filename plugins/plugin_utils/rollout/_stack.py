@@ -21,11 +21,13 @@ Private to the collection; pure, no Ansible import.
 from __future__ import annotations
 
 import posixpath
+import re
 from typing import Any, Mapping, Sequence
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._errors import Collector
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan import _contract as c
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._settings import BY_NAME, HOST, TABLE, check
+from ansible_collections.ascend.sglang.plugins.plugin_utils.targets._install import canonical, install_plan_for
 
 # The settings the install reads (the rows of the role's install entry point), as the role reads them: a host's own
 # value may refer to the plan (sglang_server_packages: ["sglang=={{ hostvars['localhost'].sglang_plan.releases.sglang
@@ -34,15 +36,15 @@ from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._settings impor
 INSTALL_SETTINGS = tuple(row.name for row in TABLE if row.scope == HOST and "sglang_service:install" in row.entries)
 
 
-def install_settings(planned: Mapping[str, Any], own: Mapping[str, Any], host: str) -> dict[str, Any] | None:
+def install_settings(planned: Mapping[str, Any], own: Mapping[str, Any]) -> dict[str, Any] | None:
     """A host's settings with its own values of the install's settings (``own``: those it sets, evaluated after the
     plan as the role evaluates them), each checked by its row of the settings table as the plan checks it. None
-    where one is refused (the role's own run reports it)."""
+    where one is refused (the role's own run reports it, naming it)."""
     out = dict(planned)
     errors = Collector()
     for name in INSTALL_SETTINGS:
         if name in own:
-            out[name] = check(BY_NAME[name], own[name], errors, c.Where(name, None, host))
+            out[name] = check(BY_NAME[name], own[name], errors, c.Where(name))
     return None if errors.findings else out
 
 
@@ -52,11 +54,10 @@ def install_settings(planned: Mapping[str, Any], own: Mapping[str, Any], host: s
 
 def _installed(look: Mapping[str, Any]) -> dict[str, str]:
     """Canonical name -> version of every distribution the look listed."""
-    from packaging.utils import canonicalize_name
     dists = look.get("distributions")
     if not isinstance(dists, Mapping):
         return {}
-    return {canonicalize_name(str(name)): str(version) for name, version in dists.items()}
+    return {canonical(str(name)): str(version) for name, version in dists.items()}
 
 
 def present(spec: str, installed: Mapping[str, str]) -> bool:
@@ -71,10 +72,9 @@ def present(spec: str, installed: Mapping[str, str]) -> bool:
 
 def _met(req: Any, installed: Mapping[str, str]) -> bool:
     """``req`` (packaging's Requirement) is present in ``installed`` (canonical name -> version)."""
-    from packaging.utils import canonicalize_name
     if req.extras or req.url:
         return False
-    version = installed.get(canonicalize_name(req.name))
+    version = installed.get(canonical(req.name))
     if version is None:
         return False
     try:
@@ -87,20 +87,19 @@ def _requirements_met(look: Mapping[str, Any], exclude: Sequence[str], installed
     """The installed sglang's requirements that install_requirements.yml completes (roles/sglang_service/files/
     sglang_requirements.py chooses the same lines) are all present."""
     from packaging.requirements import InvalidRequirement, Requirement
-    from packaging.utils import canonicalize_name
     requires = look.get("requires")
     markers = look.get("markers")
     if not isinstance(requires, list) or not isinstance(markers, Mapping):
         return False
-    excluded = {canonicalize_name(str(name)) for name in exclude}
+    excluded = {canonical(str(name)) for name in exclude}
     for line in requires:
         try:
             req = Requirement(str(line))
         except InvalidRequirement:
             return False
-        if req.marker is not None and "extra" in str(req.marker):
-            continue  # a requirement of one of sglang's extras: not installed by the roles
-        if canonicalize_name(req.name) in excluded:
+        if req.marker is not None and "extra" in re.findall(r"[a-z_]+", str(req.marker)):
+            continue  # a requirement of one of sglang's extras: not installed by the roles (the script's own test)
+        if canonical(req.name) in excluded:
             continue
         if req.marker is not None:
             try:
@@ -145,3 +144,18 @@ def looks(result: Any) -> list[Mapping[str, Any]] | None:
     found = [(entry.get("stack") or {}).get("look") for entry in runtimes.values() if isinstance(entry, Mapping)]
     found = [look for look in found if look is not None]
     return found or None
+
+
+def install_done(settings: Mapping[str, Any], release: str, result: Any, memo: dict[str, dict[str, Any]]) -> bool:
+    """Whether the install has nothing to do on a host: its settings (the plan's), the plan's SGLang release, its
+    preflight result (sglang_preflight_result: the looks at its stack and its own values of the install's settings)
+    and ``memo`` (the fleet's install plans, targets/_install.py install_plan_for). False wherever preflight did not
+    look, or a value of the host's own is refused."""
+    seen = looks(result)
+    own = result.get("install_settings") if isinstance(result, Mapping) else None
+    checked = install_settings(settings, own if isinstance(own, Mapping) else {})
+    if seen is None or checked is None:
+        return False
+    # The reference environment's plan only where it is installed (it lists the wheelhouse on the controller).
+    install = None if checked.get("sglang_server_packages") else install_plan_for(release, checked, memo)
+    return all(stack_current(checked, install, look) for look in seen)
