@@ -205,6 +205,13 @@ def run_playbook(argv: list[str], env: dict, timeout: float, log: Path | None) -
     return proc.returncode, text, wall, usage.ru_utime + usage.ru_stime, peak[0] / 2**20
 
 
+def task_count(stdout: str) -> int:
+    """The tasks a run went through: its TASK banners, a banner repeated right after itself counted once (Ansible
+    prints a meta task's banner once per host it evaluates it for, e.g. the roles' ``meta: end_role``)."""
+    banners = [line for line in stdout.splitlines() if line.startswith("TASK [")]
+    return sum(1 for n, line in enumerate(banners) if n == 0 or line != banners[n - 1])
+
+
 def deploy(layout: Layout, extra: Path, *flags: str, profile: int = 0, log: Path | None = None,
            timeout: float = 1800) -> Run:
     """One ansible-playbook run of the layout; exits the benchmark when it fails."""
@@ -219,7 +226,7 @@ def deploy(layout: Layout, extra: Path, *flags: str, profile: int = 0, log: Path
     after, runs_after = containers_cpu(layout.containers), module_runs(layout.containers)
     if rc != 0:
         raise SystemExit(f"{' '.join(argv)} failed ({rc}):\n{stdout[-4000:]}")
-    tasks = stdout.count("\nTASK [")
+    tasks = task_count(stdout)
     changed = sum(int(m) for m in re.findall(r"^\S+\s+: ok=\d+\s+changed=(\d+)", stdout, re.M))
     hosts = after - before if before is not None and after is not None else None
     modules = None

@@ -12,12 +12,14 @@ from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._records import host_view, typed_plan
+from ansible_collections.ascend.sglang.plugins.plugin_utils.plan._settings import GENERATION_DIR
 from ansible_collections.ascend.sglang.plugins.plugin_utils.core._serialize import plain
 from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._stack import INSTALL_SETTINGS
+from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._upgrade import RUNTIME_RECORD
 
 PASSED = ("mode", "min_driver_version", "min_cann_version", "min_hbm_free_ratio", "npu_smi", "driver_info",
           "toolkit_info", "probe_timeout", "runtime_timeout", "installed_by_roles", "stack_policy", "hccn_tool",
-          "pings", "cpu_sysfs_dir")
+          "pings", "cpu_sysfs_dir", "runtime_record")
 # Option -> the plan's setting (the settings table's row) it takes when the task does not give it. The collection's
 # playbooks give none of them: read here from the plan this action reads anyway, not templated through hostvars
 # once per option, host and task, nor listed again in every task that calls the module.
@@ -68,6 +70,12 @@ class ActionModule(ActionBase):
                 module_args[option] = typed.settings[setting]
         if "stack_policy" in module_args and str(module_args["stack_policy"]).lower() in ("off", "false", "no"):
             module_args["stack_policy"] = "off"  # a bare YAML `off` arrives as false
+        if (module_args.get("mode", "preflight") == "preflight" and "runtime_record" not in module_args
+                and host_plan.settings.get(GENERATION_DIR)
+                and any(svc.role != "router" for svc in host_plan.services)):
+            # The record of what the host's servers run, read in the same call: deploy.yml tells an upgrade from a
+            # deploy with it (filter sglang_runtime_due, tasks/runtime_refuse.yml) and makes no call of its own.
+            module_args["runtime_record"] = f"{host_plan.settings[GENERATION_DIR]}/{RUNTIME_RECORD}"
         # The host's part in the plan's dict form: the module on the host reads dicts (module_utils).
         module_args.update(host_plan=host_plan.as_dict(), hostname=hostname, profile=typed.profile, hardware=hardware,
                            releases=typed.releases or {}, preflight=typed.preflight or {},

@@ -102,23 +102,35 @@ def _plan_of(hostvars):
     return hostvars["localhost"].get("sglang_plan") if "localhost" in hostvars else None
 
 
-def sglang_runtime_due(hosts, hostvars):
-    """The hosts of ``hosts`` whose record of what their servers run (runtime.json, read by deploy.yml's
-    tasks/runtime_check.yml as __sglang_runtime_file) is missing or holds another runtime than the plan's
-    (hostvars['localhost'].sglang_plan): those whose record must be written."""
+def sglang_runtime_recorded(own):
+    """The text of a host's record of what its servers run (runtime.json) as this run read it (own: the host's
+    variables, hostvars[host]): in preflight's call (sglang_preflight_result.runtime_record), or with
+    sglang_preflight_skip by deploy.yml's tasks/runtime_check.yml (__sglang_runtime_file, slurp's base64); None
+    where it has none."""
     import base64
+    looked = own.get("sglang_preflight_result") if isinstance(own, Mapping) else None
+    if isinstance(looked, Mapping) and "runtime_record" in looked:
+        text = looked["runtime_record"]
+        return text if isinstance(text, str) else None
+    read = own.get("__sglang_runtime_file") if isinstance(own, Mapping) else None
+    content = read.get("content") if isinstance(read, Mapping) else None
+    if isinstance(content, str):
+        try:
+            return base64.b64decode(content).decode("utf-8")
+        except ValueError:
+            return None
+    return None
+
+
+def sglang_runtime_due(hosts, hostvars):
+    """The hosts of ``hosts`` whose record of what their servers run (runtime.json, read by preflight's call or,
+    with sglang_preflight_skip, by deploy.yml's tasks/runtime_check.yml) is missing or holds another runtime than the
+    plan's (hostvars['localhost'].sglang_plan): those whose record must be written."""
     from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._upgrade import record_due, runtime_identity
     plan = _plan_of(hostvars)
     out = []
     for host in hosts or ():
-        read = hostvars[host].get("__sglang_runtime_file") if host in hostvars else None
-        content = read.get("content") if isinstance(read, Mapping) else None
-        recorded = None
-        if isinstance(content, str):
-            try:
-                recorded = base64.b64decode(content).decode("utf-8")
-            except ValueError:
-                recorded = None
+        recorded = sglang_runtime_recorded(hostvars[host]) if host in hostvars else None
         if plan is None or record_due(recorded, runtime_identity(_typed(plan, host), str(host))):
             out.append(str(host))
     return out
@@ -157,8 +169,15 @@ def sglang_tuning_hosts(hosts, hostvars):
 
 
 def sglang_runtime_change(recorded, planned):
-    """How the planned runtime (sglang_runtime) differs from the one recorded on a host, one line per difference."""
+    """How the planned runtime (sglang_runtime) differs from the one recorded on a host, one line per difference;
+    recorded: the record, or its JSON text (sglang_runtime_recorded), or none."""
+    import json
     from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._upgrade import runtime_change
+    if isinstance(recorded, str):
+        try:
+            recorded = json.loads(recorded)
+        except ValueError:
+            recorded = None  # a record that cannot be read is no record: nothing to compare
     return runtime_change(recorded, planned or {})
 
 
@@ -239,6 +258,7 @@ class FilterModule:
                 "sglang_start_records": sglang_start_records, "sglang_watchdog_lines": sglang_watchdog_lines,
                 "sglang_without_env": sglang_without_env, "sglang_upgrade_rollback": sglang_upgrade_rollback,
                 "sglang_runtime": sglang_runtime, "sglang_runtime_change": sglang_runtime_change,
+                "sglang_runtime_recorded": sglang_runtime_recorded,
                 "sglang_runtime_due": sglang_runtime_due, "sglang_install_hosts": sglang_install_hosts,
                 "sglang_tuning_hosts": sglang_tuning_hosts,
                 "sglang_fleet_record": sglang_fleet_record, "sglang_day_two": sglang_day_two,

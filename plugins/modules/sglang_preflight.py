@@ -163,6 +163,14 @@ options:
     type: list
     elements: str
     default: []
+  runtime_record:
+    description:
+      - Also read this file, the record of what the host's servers were deployed with (C(runtime.json) in
+        C(sglang_generation_dir), which deploy.yml writes once they are healthy), and return its text as
+        C(runtime_record). deploy.yml tells an upgrade from a deploy with it, without a module run of its own.
+      - The action fills it in, in C(preflight) mode on a host with a server, from the plan's
+        C(sglang_generation_dir).
+    type: path
 attributes:
   check_mode:
     description: Can run in check_mode and return changed status prediction without modifying target.
@@ -224,6 +232,10 @@ stack:
     stack the roles install (see O(installed_by_roles)).
   returned: in preflight mode, on a host whose C(sglang) the roles install
   type: dict
+runtime_record:
+  description: The text of O(runtime_record); none where the file is missing or cannot be read (a first deploy).
+  returned: when O(runtime_record) is given
+  type: str
 install_settings:
   description: With C(stack), the host's own values of the install's settings (C(sglang_server_packages),
     C(sglang_server_stack), C(sglang_wheelhouse), C(sglang_server_venv), ...) as the roles evaluate them (added by
@@ -268,6 +280,7 @@ def main() -> None:
             "hccn_tool": {"type": "path", "required": True},
             "pings": {"type": "list", "elements": "dict", "default": []},
             "cpu_sysfs_dir": {"type": "path"},
+            "runtime_record": {"type": "path"},
         },
         supports_check_mode=True,
     )
@@ -294,8 +307,21 @@ def main() -> None:
         # The stack checks of the stack as it is now (a host whose install has nothing to do leaves deploy.yml's
         # stack play: its stack report reads these).
         extra["stack"] = {"findings": [f.as_dict() for f in looked], "status": STATUS_WORDS[worst(looked)]}
+    if p["runtime_record"]:
+        extra["runtime_record"] = read_record(p["runtime_record"])
     module.exit_json(changed=False, findings=[f.as_dict() for f in findings], status=STATUS_WORDS[worst(findings)],
                      observed=observed, requirements=req, **extra)
+
+
+def read_record(path: str) -> str | None:
+    """The text of the record of what the host's servers run; None where there is none to read (a first deploy, or
+    a file deploy.yml cannot read: it then treats the host as one without a record, as it did when it read it with
+    a task of its own)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def ping(module: AnsibleModule, hostname: str, host_plan: dict) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -136,3 +137,34 @@ def test_a_missing_ascend_wheel_stops_before_anything_is_copied(tmp_path, wheelh
     assert (f"deep-ep 1.0.0+95728843.cann.8.3.rc2.b210: no deep_ep-1.0.0+95728843.cann.8.3.rc2.b210-*.whl in "
             f"sglang_wheelhouse {house}") in " ".join(run.stdout.split())
     assert not (tmp_path / "copied").exists() and not (tmp_path / "venv").exists()
+
+
+@pytest.mark.parametrize(("role", "extra", "installs"), [
+    ("mixed", [], True),
+    # deploy.yml's start plays: the stack play installed (its fact) or had nothing to install.
+    ("mixed", ["-e", "sglang_server_packages_changed=false"], False),
+    ("router", [], False),
+])
+def test_the_roles_main_tasks_install_only_where_nothing_installed_before(tmp_path, role, extra, installs):
+    """The role's main tasks import the install behind a meta task (install_due.yml) that ends it on a host where
+    nothing is to install: a server role's host with sglang_server_install installs (here it stops at the wheel the
+    empty wheelhouse lacks, before anything is copied), one where this run installed already or a router does not."""
+    house = tmp_path / "empty"
+    house.mkdir()
+    playbook = tmp_path / "install_due.yml"
+    playbook.write_text(PLAYBOOK.replace("tasks_from: install.yml", "tasks_from: install_due.yml"))
+    plan = {"releases": {"sglang": "0.5.6.post2"},
+            "hosts": {"localhost": {"services": [{"name": f"sglang-{role}-i0", "role": role}]}}}
+    run = subprocess.run(
+        [str(BIN / "ansible-playbook"), "-i", "localhost,", str(playbook), "-e", json.dumps({"sglang_plan": plan}),
+         "-e", "sglang_server_install=true", "-e", f"sglang_service_role={role}", "-e", f"sglang_wheelhouse={house}",
+         "-e", f"sglang_server_venv={tmp_path / 'venv'}", "-e", f"ansible_python_interpreter={sys.executable}",
+         *extra], cwd=ROOT, env=dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0"),
+        capture_output=True, text=True, timeout=300, check=False)
+    out = " ".join(run.stdout.split())
+    if installs:
+        assert run.returncode != 0 and f"in sglang_wheelhouse {house}" in out, out[-3000:]
+    else:
+        assert run.returncode == 0, out[-3000:]
+        assert "Work out the stack to install" not in out, out[-3000:]
+    assert not (tmp_path / "venv").exists()

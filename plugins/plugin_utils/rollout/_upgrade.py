@@ -130,6 +130,11 @@ def not_ready(instances_rows: Iterable[Mapping[str, Any]], status_by_host: Mappi
     return out
 
 
+# The record of what a host's servers run, in its sglang_generation_dir (deploy.yml and upgrade.yml write it,
+# tasks/runtime_record.yml; preflight's call reads it, the action sglang_preflight).
+RUNTIME_RECORD = "runtime.json"
+
+
 def runtime_identity(plan: Any, host: str) -> dict[str, Any]:
     """What the servers of a host run, as far as an upgrade is concerned: the plan's SGLang release, the container
     image (None on the host runtime) and the interpreters of the host's servers (sglang_python; none in a container).

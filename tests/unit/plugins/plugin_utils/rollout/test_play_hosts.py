@@ -7,7 +7,9 @@ from __future__ import annotations
 import base64
 import json
 
-from ansible_collections.ascend.sglang.plugins.filter.sglang_operations import sglang_runtime, sglang_runtime_due
+from ansible_collections.ascend.sglang.plugins.filter.sglang_operations import (
+    sglang_runtime, sglang_runtime_change, sglang_runtime_due, sglang_runtime_recorded,
+)
 from ansible_collections.ascend.sglang.plugins.filter.sglang_rollout import sglang_gate_hosts
 
 from tests.unit.planned_fleets import MIXED
@@ -44,6 +46,27 @@ def test_the_record_is_written_where_it_is_missing_or_differs_from_the_plan() ->
     hostvars["m1"] = {"__sglang_runtime_file": {"failed": False, "msg": "file not found"}}  # a first deploy
     assert sglang_runtime_due(["m0", "m1"], hostvars) == ["m1"]
     assert sglang_runtime_due(["m0", "m1"], {}) == ["m0", "m1"]  # no plan to compare with: written
+
+
+def test_the_record_preflights_call_read_is_the_one_compared() -> None:
+    """Without sglang_preflight_skip the record comes with preflight's result (its text, None where there is
+    none); a skipped preflight leaves a skipped result, and the record read by a task of its own counts."""
+    planned = {host: sglang_runtime(MIXED, host) for host in ("m0", "m1", "m2")}
+    older = json.dumps(dict(planned["m1"], sglang="0.0.1"), indent=4)
+    hostvars = {"localhost": {"sglang_plan": MIXED},
+                "m0": {"sglang_preflight_result": {"findings": [], "runtime_record": json.dumps(planned["m0"])}},
+                "m1": {"sglang_preflight_result": {"findings": [], "runtime_record": older}},
+                "m2": {"sglang_preflight_result": {"findings": [], "runtime_record": None}}}
+    assert sglang_runtime_due(["m0", "m1", "m2"], hostvars) == ["m1", "m2"]
+    assert sglang_runtime_recorded(hostvars["m1"]) == older
+    assert sglang_runtime_change(sglang_runtime_recorded(hostvars["m1"]), planned["m1"]) == [
+        f"SGLang release 0.0.1 -> {planned['m1']['sglang']}"]
+    assert sglang_runtime_change(sglang_runtime_recorded(hostvars["m2"]), planned["m2"]) == []  # a first deploy
+    assert sglang_runtime_change("not json", planned["m2"]) == []
+    hostvars["m0"] = {"sglang_preflight_result": {"skipped": True, "changed": False},
+                      "__sglang_runtime_file": _read(planned["m0"])}
+    assert sglang_runtime_due(["m0"], hostvars) == []
+    assert json.loads(sglang_runtime_recorded(hostvars["m0"])) == planned["m0"]
 
 
 def _mixed(m0_vars: dict, m1_vars: dict) -> dict:
