@@ -71,10 +71,10 @@ class ActionModule(ActionBase):
         if "stack_policy" in module_args and str(module_args["stack_policy"]).lower() in ("off", "false", "no"):
             module_args["stack_policy"] = "off"  # a bare YAML `off` arrives as false
         if (module_args.get("mode", "preflight") == "preflight" and "runtime_record" not in module_args
-                and host_plan.settings.get(GENERATION_DIR)
-                and any(svc.role != "router" for svc in host_plan.services)):
-            # The record of what the host's servers run, read in the same call: deploy.yml tells an upgrade from a
-            # deploy with it (filter sglang_runtime_due, tasks/runtime_refuse.yml) and makes no call of its own.
+                and host_plan.settings.get(GENERATION_DIR)):
+            # The record of what the host's servers run, read in the same call (on a server host: the module):
+            # deploy.yml tells an upgrade from a deploy with it (filter sglang_runtime_due, tasks/runtime_refuse.yml)
+            # and makes no call of its own.
             module_args["runtime_record"] = f"{host_plan.settings[GENERATION_DIR]}/{RUNTIME_RECORD}"
         # The host's part in the plan's dict form: the module on the host reads dicts (module_utils).
         module_args.update(host_plan=host_plan.as_dict(), hostname=hostname, profile=typed.profile, hardware=hardware,

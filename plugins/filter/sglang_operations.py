@@ -171,13 +171,7 @@ def sglang_tuning_hosts(hosts, hostvars):
 def sglang_runtime_change(recorded, planned):
     """How the planned runtime (sglang_runtime) differs from the one recorded on a host, one line per difference;
     recorded: the record, or its JSON text (sglang_runtime_recorded), or none."""
-    import json
     from ansible_collections.ascend.sglang.plugins.plugin_utils.rollout._upgrade import runtime_change
-    if isinstance(recorded, str):
-        try:
-            recorded = json.loads(recorded)
-        except ValueError:
-            recorded = None  # a record that cannot be read is no record: nothing to compare
     return runtime_change(recorded, planned or {})
 
 

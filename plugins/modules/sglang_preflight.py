@@ -165,11 +165,11 @@ options:
     default: []
   runtime_record:
     description:
-      - Also read this file, the record of what the host's servers were deployed with (C(runtime.json) in
-        C(sglang_generation_dir), which deploy.yml writes once they are healthy), and return its text as
-        C(runtime_record). deploy.yml tells an upgrade from a deploy with it, without a module run of its own.
-      - The action fills it in, in C(preflight) mode on a host with a server, from the plan's
-        C(sglang_generation_dir).
+      - On a host with a server, also read this file, the record of what the host's servers were deployed with
+        (C(runtime.json) in C(sglang_generation_dir), which deploy.yml writes once they are healthy), and return its
+        text as C(runtime_record). deploy.yml tells an upgrade from a deploy with it, without a module run of its
+        own. A host without a server (a router's) has no record and ignores it.
+      - The action fills it in, in C(preflight) mode, from the plan's C(sglang_generation_dir).
     type: path
 attributes:
   check_mode:
@@ -234,7 +234,7 @@ stack:
   type: dict
 runtime_record:
   description: The text of O(runtime_record); none where the file is missing or cannot be read (a first deploy).
-  returned: when O(runtime_record) is given
+  returned: when O(runtime_record) is given, on a host with a server
   type: str
 install_settings:
   description: With C(stack), the host's own values of the install's settings (C(sglang_server_packages),
@@ -252,7 +252,7 @@ from ansible_collections.ascend.sglang.plugins.module_utils.checks._fabric_check
 from ansible_collections.ascend.sglang.plugins.module_utils.collect._host_probe import observe, run
 from ansible_collections.ascend.sglang.plugins.module_utils.checks._findings import STATUS_WORDS, Context, Finding, worst
 from ansible_collections.ascend.sglang.plugins.module_utils.checks._preflight import check_host, looked_stack, requirements
-from ansible_collections.ascend.sglang.plugins.module_utils.checks._preflight_inputs import fabric_devices
+from ansible_collections.ascend.sglang.plugins.module_utils.checks._preflight_inputs import fabric_devices, is_server_host
 
 
 def main() -> None:
@@ -307,7 +307,7 @@ def main() -> None:
         # The stack checks of the stack as it is now (a host whose install has nothing to do leaves deploy.yml's
         # stack play: its stack report reads these).
         extra["stack"] = {"findings": [f.as_dict() for f in looked], "status": STATUS_WORDS[worst(looked)]}
-    if p["runtime_record"]:
+    if p["runtime_record"] and is_server_host(host_plan):
         extra["runtime_record"] = read_record(p["runtime_record"])
     module.exit_json(changed=False, findings=[f.as_dict() for f in findings], status=STATUS_WORDS[worst(findings)],
                      observed=observed, requirements=req, **extra)

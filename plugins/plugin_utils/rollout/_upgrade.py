@@ -163,7 +163,13 @@ def record_due(recorded: str | None, planned: Mapping[str, Any]) -> bool:
 
 def runtime_change(recorded: Any, planned: Mapping[str, Any]) -> list[str]:
     """How the plan's runtime differs from the one recorded on a host ("SGLang release 0.5.9 -> 0.5.10", ...); empty
-    when nothing is recorded (a first deploy, or one before the record existed) or nothing differs."""
+    when nothing is recorded (a first deploy, or one before the record existed) or nothing differs. ``recorded``: the
+    record, or its text as read on the host (text that is not JSON is no record, as record_due reads it)."""
+    if isinstance(recorded, str):
+        try:
+            recorded = json.loads(recorded)
+        except ValueError:
+            return []
     if not isinstance(recorded, Mapping):
         return []
     out = []
